@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise } from '../../scripts/manifest.ts';
+
+const HEX_LENGTH = 10_000; // 5,000 random bytes as hex
+
+interface SeedBody {
+  data?: unknown;
+  url?: unknown;
+  ts?: unknown;
+}
+
+function seedOf(json: unknown): SeedBody {
+  return typeof json === 'object' && json !== null ? (json as SeedBody) : {};
+}
+
+/** Status, body shape, the request's own URL in the body, fresh data per request. */
+async function expectSeed(expect: Expectations, baseUrl: string, path: string): Promise<{ data?: string; etag: string | null }> {
+  const response = await fetchResponse(baseUrl + path);
+  const body = seedOf(response.json);
+  expect.expect(response.status === 200, `GET ${path} answers 200`, `got ${response.status}`);
+  expect.expect(
+    typeof body.data === 'string' && body.data.length === HEX_LENGTH && /^[0-9a-f]+$/.test(body.data),
+    'data is 5,000 bytes as hex',
+    typeof body.data === 'string' ? `got ${body.data.length} characters` : `got ${JSON.stringify(body.data)?.slice(0, 40)}`,
+  );
+  expect.expect(body.url === path, 'url is the URL that was requested', `asked for ${path}, got ${JSON.stringify(body.url)}`);
+  expect.expect(typeof body.ts === 'number' && Math.abs(Date.now() - body.ts) < 60_000, 'ts is the time of the answer', `got ${JSON.stringify(body.ts)}`);
+  expect.expect(
+    response.headers.get('cache-control') === 'public, max-age=120',
+    'Cache-Control is "public, max-age=120"',
+    `got ${JSON.stringify(response.headers.get('cache-control'))}`,
+  );
+  return { data: typeof body.data === 'string' ? body.data : undefined, etag: response.headers.get('etag') };
+}
+
+async function check(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  const path = `/seed/v1?probe=${randomUUID()}`;
+  const otherPath = `/seed/v1?probe=${randomUUID()}`;
+  const first = await expectSeed(expect, baseUrl, path);
+  const second = await expectSeed(expect, baseUrl, path);
+  const third = await expectSeed(expect, baseUrl, path);
+  const other = await expectSeed(expect, baseUrl, otherPath);
+  const seeds = [first.data, second.data, third.data, other.data];
+  expect.expect(new Set(seeds).size === seeds.length, 'every request gets fresh random data', 'some requests got the same data');
+  expect.expect(Boolean(second.etag), 'a repeated request for the same URL carries an ETag', 'no ETag header');
+  expect.expect(
+    Boolean(second.etag && third.etag && second.etag !== third.etag),
+    'the ETag changes when the body changes',
+    `ETags ${second.etag} then ${third.etag} for different bodies`,
+  );
+  return expect.result();
+}
+
+/** The ceiling serves the payload and nothing else: no ETag, no Cache-Control. */
+async function ceilingCheck(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  const response = await fetchResponse(`${baseUrl}/seed/v1`);
+  const body = seedOf(response.json);
+  expect.expect(response.status === 200, 'GET /seed/v1 answers 200', `got ${response.status}`);
+  expect.expect(typeof body.data === 'string' && body.data.length === HEX_LENGTH, 'data is 5,000 bytes as hex');
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '01-etag-listener-leak',
+  title: 'The etag listener leak',
+  caseStudy: {
+    company: 'nearForm',
+    article: 'Keeping Node.js fast: tools, techniques and tips for making high-performance Node.js servers (part 2)',
+    source: 'shared/seeds/003_2eb39058780a6558.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  ceilingFile: 'ceiling.ts',
+  load: { path: '/seed/v1', connections: 10, warmupSeconds: 2, durationSeconds: 5 },
+  check,
+  ceilingCheck,
+  stages: [
+    {
+      file: '1-fix-the-guard.ts',
+      title: 'fix the guard',
+      changes:
+        "The guard in attachAfterEvent compared the function itself with true, so it never returned and every request added one more 'after' listener. It now tests the boolean, and the line that set events.defaultMaxListeners to Infinity is gone so a leak like this warns again.",
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+    },
+    {
+      file: '2-etag-from-the-route.ts',
+      title: 'ETag from the route',
+      changes:
+        "No 'after' listener and no hashing: the route names the ETag from the seed bytes it just drew, and the middleware only sets Cache-Control. The middleware is less general (each route must supply its ETag), which is the trade-off.",
+      targets: [
+        { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.2 },
+        { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.75 },
+      ],
+    },
+  ],
+  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+  hints: [
+    'Put the server under load twice in a row (`npm run workshop -- run 01 --load`, or keep one server running and load it twice). The longer it has been up, the slower it gets. What could grow with every request it has served?',
+    'Something is added on every request and never removed. Delete the line `events.defaultMaxListeners = Infinity`, then start the server with `npm run workshop -- run 01 --trace-warnings` and send it a dozen requests: the warning and its stack name the culprit.',
+    "Count them: log `server.listenerCount('after')` after a few requests. One listener would do; how many are there, and what does each one do on every response?",
+    'Read the first line of attachAfterEvent. Which variable is meant to say "already attached", and which one does the guard actually look at?',
+    "The guard tests the function attachAfterEvent instead of the boolean afterEventAttached, so it never returns. Test the boolean and the server is ~100x faster. To go further: the 'after' listener still hashes the whole serialized body after every response; the route knows what it sends and can name the ETag itself.",
+  ],
+});

@@ -1,0 +1,29 @@
+// Shows a bench's progress on stderr: one line rewritten in place on a terminal, a line per step elsewhere.
+import type { BenchEvent } from './bench.ts';
+import { integer } from './format.ts';
+
+export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (event: BenchEvent) => void {
+  const live = stream.isTTY === true;
+  let position = '';
+  const write = (text: string, final = false) => {
+    if (live) stream.write(`\r\u001b[2K${text}${final ? '\n' : ''}`);
+    else if (final) stream.write(`${text}\n`);
+  };
+  return (event) => {
+    if (event.type === 'starting') {
+      position = `[${event.index + 1}/${event.of}] ${event.label}`;
+      write(`${position}: starting`);
+      if (!live) stream.write(`${position}: starting\n`);
+    }
+    if (event.type === 'checked') write(`${position}: correctness probe ${event.ok ? 'passed' : 'FAILED'}`, !event.ok);
+    if (event.type === 'load') {
+      const { phase, second, of, requestsLastSecond } = event.progress;
+      write(`${position}: ${phase} ${second}/${of} s · ${integer(requestsLastSecond)} req in the last second`);
+      if (!live && second === 1) stream.write(`${position}: ${phase} (${of} s)\n`);
+    }
+    if (event.type === 'done') {
+      const rps = event.run.load ? `${integer(event.run.load.requestsPerSecond.mean)} req/s` : 'not measured';
+      write(`${position}: ${event.run.failure ? `failed: ${event.run.failure.split('\n')[0]}` : `done, ${rps}`}`, true);
+    }
+  };
+}

@@ -1,0 +1,122 @@
+// Runs a set of servers of one exercise one after another, each in its own process: start, correctness
+// probe, load (warm-up then measured) with the probe's figures, stop. Then judges them. Used by verify,
+// demo, run --load and the author check, so they all measure the same way.
+import type { Exercise } from './exercises.ts';
+import { runCheck } from './check.ts';
+import { runLoad, type LoadProgress } from './load.ts';
+import { relativeToRoot } from './paths.ts';
+import type { RunReport, ServerRun } from './result.ts';
+import { ServerStartError, startServer, type RunningServer } from './server-process.ts';
+import { honestyProblems, judge } from './verdict.ts';
+
+export type ServerChoice = 'broken' | 'mine' | 'ceiling' | number;
+
+export interface ServerSpec {
+  run: Omit<ServerRun, 'check' | 'load' | 'runtime' | 'failure' | 'output'>;
+  absoluteFile: string;
+}
+
+export type BenchEvent =
+  | { type: 'starting'; label: string; index: number; of: number }
+  | { type: 'checked'; label: string; ok: boolean }
+  | { type: 'load'; label: string; progress: LoadProgress }
+  | { type: 'done'; run: ServerRun };
+
+export interface BenchOptions {
+  /** Only start each server and run the correctness probe: no load. */
+  checkOnly?: boolean;
+  /** Judge the stages and the trainee's file against their targets (default). Off for a plain `run --load`. */
+  judge?: boolean;
+  extraNodeFlags?: string[];
+  onEvent?: (event: BenchEvent) => void;
+}
+
+export function specFor(exercise: Exercise, choice: ServerChoice): ServerSpec {
+  const { manifest } = exercise;
+  const make = (role: ServerRun['role'], label: string, title: string, absoluteFile: string, extra: Partial<ServerRun> = {}): ServerSpec => ({
+    run: { role, label, title, file: relativeToRoot(absoluteFile), nodeFlags: [], ...extra },
+    absoluteFile,
+  });
+  if (choice === 'broken') return make('broken', 'broken', 'as shipped', exercise.shippedFile);
+  if (choice === 'mine') return make('mine', 'mine', 'your server.ts', exercise.serverFile);
+  if (choice === 'ceiling') return make('ceiling', 'ceiling', 'bare framework, same payload', exercise.ceilingFile);
+  const stage = manifest.stages[choice - 1];
+  if (!stage) throw new RangeError(`exercise ${manifest.id} has no stage ${choice}`);
+  return make('stage', `stage ${choice}`, stage.title, exercise.stageFile(choice), { stage: choice, nodeFlags: stage.nodeFlags ?? [] });
+}
+
+/** The servers `demo` shows: broken, every stage, the ceiling. */
+export function demoChoices(exercise: Exercise): ServerChoice[] {
+  return ['broken', ...exercise.manifest.stages.map((_, i) => i + 1), 'ceiling'];
+}
+
+/** The servers `verify` needs: the trainee's file and the references its goal names. */
+export function verifyChoices(exercise: Exercise): ServerChoice[] {
+  const against = new Set(exercise.manifest.goal.map((t) => t.against));
+  return [...(against.has('broken') ? ['broken' as const] : []), 'mine', ...(against.has('ceiling') ? ['ceiling' as const] : [])];
+}
+
+export async function runBench(exercise: Exercise, specs: ServerSpec[], options: BenchOptions = {}): Promise<RunReport> {
+  const startedAt = new Date().toISOString();
+  const runs: ServerRun[] = [];
+  for (const [index, spec] of specs.entries()) {
+    options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+    const run = await measureServer(exercise, spec, options);
+    runs.push(run);
+    options.onEvent?.({ type: 'done', run });
+  }
+  const judging = options.judge !== false && !options.checkOnly;
+  const verdicts = judging ? judge(exercise.manifest, runs) : [];
+  const clean = runs.every((run) =>
+    options.checkOnly ? !run.failure && (run.check?.ok ?? true) : honestyProblems(run).length === 0,
+  );
+  return {
+    exercise: { id: exercise.manifest.id, title: exercise.manifest.title },
+    node: process.version,
+    startedAt,
+    load: exercise.manifest.load,
+    servers: runs,
+    verdicts,
+    pass: judging ? verdicts.length > 0 && verdicts.every((v) => v.pass) : clean,
+  };
+}
+
+async function measureServer(exercise: Exercise, spec: ServerSpec, options: BenchOptions): Promise<ServerRun> {
+  const { manifest } = exercise;
+  const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
+  const run: ServerRun = { ...spec.run, nodeFlags };
+  let server: RunningServer | undefined;
+  try {
+    server = await startServer(spec.absoluteFile, { nodeFlags });
+  } catch (error) {
+    return withFailure(run, error);
+  }
+  try {
+    const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
+    if (probe) {
+      run.check = await runCheck(probe, server.url);
+      options.onEvent?.({ type: 'checked', label: run.label, ok: run.check.ok });
+      if (!run.check.ok) return run;
+    }
+    if (options.checkOnly) return run;
+    server.resetFigures();
+    run.load = await runLoad(server.url, manifest.load, (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }));
+    run.runtime = await server.snapshot();
+    const exit = server.exit();
+    if (exit && !exit.expected) {
+      run.failure = `the server crashed during the load (${exit.signal ?? `exit code ${exit.code}`})`;
+      run.output = server.output();
+    }
+    return run;
+  } catch (error) {
+    return withFailure(run, error, server.output());
+  } finally {
+    await server.stop();
+  }
+}
+
+function withFailure(run: ServerRun, error: unknown, output?: string): ServerRun {
+  const message = error instanceof Error ? error.message : String(error);
+  const startOutput = error instanceof ServerStartError ? error.output : undefined;
+  return { ...run, failure: message, output: startOutput || output || undefined };
+}

@@ -1,0 +1,27 @@
+import { benchProgress } from '../bench-progress.ts';
+import { runBench, specFor, verifyChoices } from '../bench.ts';
+import type { Exercise } from '../exercises.ts';
+import { bold, green } from '../format.ts';
+import { updateExercise } from '../progress.ts';
+import { renderJson, renderReport } from '../report.ts';
+import type { RunReport } from '../result.ts';
+
+export interface VerifyOptions {
+  json?: boolean;
+  nodeFlags?: string[];
+}
+
+/** Correctness probe, load, verdict for the trainee's file; records a pass. */
+export async function verify(exercise: Exercise, options: VerifyOptions = {}): Promise<RunReport> {
+  const specs = verifyChoices(exercise).map((choice) => specFor(exercise, choice));
+  const report = await runBench(exercise, specs, { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags });
+  process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
+  if (report.pass) {
+    updateExercise(exercise.manifest.id, (p) => ({ ...p, passed: true, passedAt: p.passedAt ?? new Date().toISOString() }));
+    if (!options.json) {
+      const id = exercise.manifest.id.slice(0, 2);
+      process.stdout.write(`\n${green(bold('Solved.'))} See how the reference stages did it: npm run workshop -- solution ${id}\n`);
+    }
+  }
+  return report;
+}

@@ -1,0 +1,69 @@
+// Finds the exercises, loads and validates their manifests, and resolves the ids a user types.
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { validateManifest, type ExerciseManifest } from './manifest.ts';
+import { EXERCISES_DIR, SOLUTIONS_DIR } from './paths.ts';
+import { nearest } from './suggest.ts';
+import { UsageError } from './usage-error.ts';
+
+export interface Exercise {
+  manifest: ExerciseManifest;
+  /** exercises/<id> */
+  dir: string;
+  /** solutions/<id> */
+  solutionsDir: string;
+  /** The trainee's file. */
+  serverFile: string;
+  shippedFile: string;
+  ceilingFile: string;
+  stageFile(stage: number): string;
+}
+
+export function exerciseFolders(dir = EXERCISES_DIR): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && /^\d{2}-/.test(entry.name) && existsSync(path.join(dir, entry.name, 'exercise.ts')))
+    .map((entry) => entry.name)
+    .sort();
+}
+
+export async function loadExercise(id: string): Promise<Exercise> {
+  const dir = path.join(EXERCISES_DIR, id);
+  const module = (await import(pathToFileURL(path.join(dir, 'exercise.ts')).href)) as { default?: ExerciseManifest };
+  const manifest = module.default;
+  if (!manifest) throw new Error(`exercises/${id}/exercise.ts has no default export (export default defineExercise({...}))`);
+  const problems = validateManifest(manifest);
+  if (manifest.id !== id) problems.push(`id "${manifest.id}" differs from its folder "${id}"`);
+  const solutionsDir = path.join(SOLUTIONS_DIR, id);
+  const exercise: Exercise = {
+    manifest,
+    dir,
+    solutionsDir,
+    serverFile: path.join(dir, manifest.serverFile),
+    shippedFile: path.join(solutionsDir, manifest.shippedFile),
+    ceilingFile: path.join(dir, manifest.ceilingFile),
+    stageFile: (stage) => path.join(solutionsDir, manifest.stages[stage - 1]!.file),
+  };
+  const files = [exercise.serverFile, exercise.shippedFile, exercise.ceilingFile, ...manifest.stages.map((_, i) => exercise.stageFile(i + 1))];
+  for (const file of files) if (!existsSync(file)) problems.push(`missing file ${path.relative(path.dirname(EXERCISES_DIR), file)}`);
+  if (problems.length > 0) throw new Error(`exercises/${id}/exercise.ts is not valid:\n- ${problems.join('\n- ')}`);
+  return exercise;
+}
+
+export async function loadAllExercises(): Promise<Exercise[]> {
+  return Promise.all(exerciseFolders().map((id) => loadExercise(id)));
+}
+
+/** Accepts "01", "1" and the slug ("etag-listener-leak") or the whole folder name. */
+export function resolveExerciseId(input: string, ids = exerciseFolders()): string {
+  const wanted = input.trim().toLowerCase();
+  const match = ids.find((id) => {
+    const [number, ...slug] = id.split('-');
+    return id === wanted || number === wanted || (/^\d+$/.test(wanted) && Number(number) === Number(wanted)) || slug.join('-') === wanted;
+  });
+  if (match) return match;
+  const guess = nearest(wanted, ids.flatMap((id) => [id, id.slice(3)]));
+  const known = ids.length > 0 ? ` Exercises: ${ids.join(', ')}.` : '';
+  throw new UsageError(`unknown exercise "${input}".${guess ? ` Did you mean "${guess}"?` : ''}${known}`);
+}

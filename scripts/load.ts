@@ -1,0 +1,81 @@
+// Puts one listening server under the exercise's load with autocannon, in this (the harness's) process:
+// a warm-up phase whose figures are thrown away, then the measured phase.
+import autocannon from 'autocannon';
+import type { LoadProfile } from './manifest.ts';
+
+export interface LoadResult {
+  requestsPerSecond: { mean: number; stdev: number };
+  /** Milliseconds. autocannon measures whole milliseconds, so a fast server reads 0 or 1. */
+  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
+  bytesPerSecond: number;
+  requests: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  durationSeconds: number;
+}
+
+export type LoadPhase = 'warm-up' | 'measured';
+
+export interface LoadProgress {
+  phase: LoadPhase;
+  second: number;
+  of: number;
+  /** Requests answered during the last second. */
+  requestsLastSecond: number;
+}
+
+export async function runLoad(
+  baseUrl: string,
+  profile: LoadProfile,
+  onProgress: (progress: LoadProgress) => void = () => {},
+): Promise<LoadResult> {
+  if (profile.warmupSeconds > 0) await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress);
+  const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, onProgress);
+  return {
+    requestsPerSecond: { mean: result.requests.mean, stdev: result.requests.stddev },
+    latency: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+      mean: result.latency.mean,
+    },
+    bytesPerSecond: result.throughput.mean,
+    requests: result.requests.total,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    durationSeconds: profile.durationSeconds,
+  };
+}
+
+function runPhase(
+  baseUrl: string,
+  profile: LoadProfile,
+  phase: LoadPhase,
+  seconds: number,
+  onProgress: (progress: LoadProgress) => void,
+): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: baseUrl + profile.path,
+        method: profile.method ?? 'GET',
+        body: profile.body,
+        headers: profile.headers,
+        connections: profile.connections,
+        duration: seconds,
+        // A request still unanswered after this counts as a timeout, which fails the run.
+        timeout: 10,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    let second = 0;
+    // The types declare 'tick' without its argument; autocannon passes { counter, bytes }.
+    (instance as unknown as NodeJS.EventEmitter).on('tick', (tick: { counter: number }) => {
+      second = Math.min(second + 1, seconds);
+      onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter });
+    });
+  });
+}

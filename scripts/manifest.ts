@@ -1,0 +1,104 @@
+// The typed manifest every exercise declares in its exercise.ts, and its validation.
+import type { CheckResult } from './check.ts';
+
+/** What a server is compared with: the shipped broken server, the stage before, or the bare framework. */
+export type Reference = 'broken' | 'previous' | 'ceiling';
+
+/** A figure of a load run or of the probe that a target can be set on. */
+export type Metric = 'requestsPerSecond' | 'latencyP99';
+
+/** A ratio measured in the same run: value(server) / value(reference) must be at least or at most `ratio`. */
+export interface Target {
+  metric: Metric;
+  against: Reference;
+  atLeast?: number;
+  atMost?: number;
+}
+
+export interface LoadProfile {
+  path: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  body?: string;
+  headers?: Record<string, string>;
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+export interface Stage {
+  /** File name in solutions/<id>/, named for what it changes: 1-fix-the-guard.ts. */
+  file: string;
+  title: string;
+  /** What this stage changes and why, shown by `workshop solution`. */
+  changes: string;
+  targets: Target[];
+  nodeFlags?: string[];
+}
+
+export interface ExerciseManifest {
+  /** The folder name, NN-slug. */
+  id: string;
+  title: string;
+  caseStudy: { company: string; article: string; source: string };
+  /** The trainee's file, relative to the exercise folder. */
+  serverFile: string;
+  /** The shipped broken server, relative to solutions/<id>/; `reset` restores it. */
+  shippedFile: string;
+  /** The bare framework serving the same payload on the same write path, relative to the exercise folder. */
+  ceilingFile: string;
+  load: LoadProfile;
+  /** Rejects fast-but-wrong servers. Runs against a listening server before any load. */
+  check(baseUrl: string): Promise<CheckResult>;
+  /** A cheaper check for the ceiling, which serves the payload but none of the exercise's extras. */
+  ceilingCheck?(baseUrl: string): Promise<CheckResult>;
+  stages: Stage[];
+  /** What the trainee's own file must reach to pass. 'previous' has no meaning here. */
+  goal: Target[];
+  hints: string[];
+}
+
+export function defineExercise(manifest: ExerciseManifest): ExerciseManifest {
+  return manifest;
+}
+
+/** Every problem with a manifest, in words; empty when it is sound. */
+export function validateManifest(manifest: ExerciseManifest): string[] {
+  const problems: string[] = [];
+  if (!/^\d{2}-[a-z0-9-]+$/.test(manifest.id)) problems.push(`id "${manifest.id}" must look like 01-some-slug`);
+  if (!manifest.title.trim()) problems.push('title is empty');
+  if (!manifest.load.path.startsWith('/')) problems.push(`load.path "${manifest.load.path}" must start with /`);
+  const { connections, warmupSeconds, durationSeconds } = manifest.load;
+  if (!(Number.isInteger(connections) && connections > 0)) problems.push('load.connections must be a positive integer');
+  if (!(warmupSeconds >= 0)) problems.push('load.warmupSeconds must be 0 or more');
+  if (!(durationSeconds > 0 && durationSeconds <= 600)) problems.push('load.durationSeconds must be between 0 and 600: every run is bounded');
+  if (manifest.stages.length === 0) problems.push('there must be at least one stage');
+  if (manifest.hints.length === 0) problems.push('there must be at least one hint');
+  if (manifest.goal.length === 0) problems.push('goal must have at least one target');
+
+  const files = new Set<string>();
+  manifest.stages.forEach((stage, index) => {
+    const where = `stage ${index + 1}`;
+    if (!new RegExp(`^${index + 1}-[a-z0-9-]+\\.ts$`).test(stage.file)) {
+      problems.push(`${where}: file "${stage.file}" must be named ${index + 1}-<what-changes>.ts`);
+    }
+    if (files.has(stage.file)) problems.push(`${where}: file "${stage.file}" is used twice`);
+    files.add(stage.file);
+    if (stage.targets.length === 0) problems.push(`${where}: has no target`);
+    for (const target of stage.targets) problems.push(...validateTarget(target, where));
+  });
+  for (const target of manifest.goal) {
+    problems.push(...validateTarget(target, 'goal'));
+    if (target.against === 'previous') problems.push('goal: a target against "previous" has no meaning for the trainee\'s file');
+  }
+  return problems;
+}
+
+function validateTarget(target: Target, where: string): string[] {
+  const problems: string[] = [];
+  const bounds = [target.atLeast, target.atMost].filter((b) => b !== undefined);
+  if (bounds.length !== 1) problems.push(`${where}: a target needs exactly one of atLeast or atMost`);
+  if (bounds.some((b) => !(typeof b === 'number' && b > 0 && Number.isFinite(b)))) {
+    problems.push(`${where}: a target's ratio must be a positive number`);
+  }
+  return problems;
+}

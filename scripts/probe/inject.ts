@@ -1,0 +1,90 @@
+// Preloaded into every exercise server (`node --import tsx --import this-file server.ts`), so servers stay
+// plain code. It tells the harness when the server listens and reports the runtime's own figures over IPC:
+// heap, GC time by kind, event-loop delay and active resources. Without an IPC channel it does nothing.
+import net from 'node:net';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures } from './messages.ts';
+
+const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
+
+function send(message: ProbeToHarness): void {
+  if (process.connected) process.send?.(message);
+}
+
+function reportListening(): void {
+  const originalListen = net.Server.prototype.listen;
+  net.Server.prototype.listen = function listen(this: net.Server, ...args: unknown[]) {
+    this.once('listening', () => {
+      const address = this.address();
+      if (address && typeof address === 'object') {
+        send({ type: 'listening', port: address.port, address: address.address });
+      }
+    });
+    return (originalListen as (...a: unknown[]) => net.Server).apply(this, args);
+  } as typeof net.Server.prototype.listen;
+}
+
+function startFigures(): { figures(): RuntimeFigures; reset(): void } {
+  const emptyGc = () => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
+  let gc = emptyGc();
+  let since = performance.now();
+  const RESOLUTION_MS = 10;
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  delay.enable();
+
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+      const bucket =
+        kind === constants.NODE_PERFORMANCE_GC_MINOR ? gc.minor : kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gc.major : gc.other;
+      bucket.count += 1;
+      bucket.ms += entry.duration;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+
+  // The histogram records each whole timer interval; the delay is what exceeds the resolution.
+  const ms = (ns: number) => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - RESOLUTION_MS) : 0);
+  return {
+    figures() {
+      const wallMs = performance.now() - since;
+      const share = (b: { count: number; ms: number }): GcKindFigures => ({ ...b, share: wallMs > 0 ? b.ms / wallMs : 0 });
+      const memory = process.memoryUsage();
+      const activeResources: Record<string, number> = {};
+      for (const type of process.getActiveResourcesInfo()) activeResources[type] = (activeResources[type] ?? 0) + 1;
+      return {
+        wallMs,
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+        rss: memory.rss,
+        gc: { minor: share(gc.minor), major: share(gc.major), other: share(gc.other) },
+        eventLoopDelay: {
+          mean: ms(delay.mean),
+          p50: ms(delay.percentile(50)),
+          p90: ms(delay.percentile(90)),
+          p99: ms(delay.percentile(99)),
+          max: ms(delay.max),
+        },
+        activeResources,
+      };
+    },
+    reset() {
+      gc = emptyGc();
+      since = performance.now();
+      delay.reset();
+    },
+  };
+}
+
+if (process.send && process.env.HOTPATH_PROBE === '1') {
+  reportListening();
+  const runtime = startFigures();
+  process.on('message', (message: HarnessToProbe) => {
+    if (message?.type === 'reset') runtime.reset();
+    if (message?.type === 'snapshot') send({ type: 'snapshot', id: message.id, figures: runtime.figures() });
+  });
+  setInterval(() => send({ type: 'sample', figures: runtime.figures() }), SAMPLE_INTERVAL_MS).unref();
+  // The probe must not keep a server alive, and a server must not outlive the harness that started it.
+  process.channel?.unref();
+  process.on('disconnect', () => process.exit(0));
+}

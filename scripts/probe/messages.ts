@@ -1,0 +1,37 @@
+// The messages the injected probe and the harness exchange over the child's IPC channel.
+
+/** The runtime's own figures, accumulated since the last reset. Times in milliseconds. */
+export interface RuntimeFigures {
+  /** Wall time covered by these figures. */
+  wallMs: number;
+  heapUsed: number;
+  heapTotal: number;
+  rss: number;
+  gc: {
+    minor: GcKindFigures;
+    major: GcKindFigures;
+    /** Incremental marking and weak-callback processing, reported apart by V8. */
+    other: GcKindFigures;
+  };
+  eventLoopDelay: { mean: number; p50: number; p90: number; p99: number; max: number };
+  /** `process.getActiveResourcesInfo()` counted by type, e.g. { TCPSocketWrap: 11, Timeout: 2 }. */
+  activeResources: Record<string, number>;
+}
+
+export interface GcKindFigures {
+  count: number;
+  ms: number;
+  /** ms / wallMs */
+  share: number;
+}
+
+export type ProbeToHarness =
+  | { type: 'listening'; port: number; address: string }
+  | { type: 'sample'; figures: RuntimeFigures }
+  | { type: 'snapshot'; id: number; figures: RuntimeFigures };
+
+export type HarnessToProbe = { type: 'reset' } | { type: 'snapshot'; id: number };
+
+export function isProbeMessage(value: unknown): value is ProbeToHarness {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}

@@ -1,0 +1,142 @@
+// Renders the result model: a terminal table with a bar per server, or JSON.
+import { bar, bold, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
+import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
+import { metricUnit } from './verdict.ts';
+
+export function renderJson(report: RunReport): string {
+  return JSON.stringify(report, null, 2);
+}
+
+export function renderReport(report: RunReport): string {
+  const { load } = report;
+  const lines = [
+    bold(`Exercise ${report.exercise.id} · ${report.exercise.title}`),
+    dim(
+      `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
+        `${load.warmupSeconds} s warm-up + ${load.durationSeconds} s measured · ${report.startedAt}`,
+    ),
+    '',
+    figuresTable(report.servers),
+  ];
+  const measured = report.servers.filter((s) => s.load);
+  if (measured.length > 0) lines.push('', bold('req/s'), bars(report.servers));
+  if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
+  const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok));
+  for (const server of failures) lines.push('', serverProblems(server));
+  if (report.verdicts.length > 0) {
+    lines.push('', bold('verdict'));
+    for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
+    lines.push('', report.pass ? green(bold('PASS')) : red(bold('FAIL')));
+  }
+  return lines.join('\n');
+}
+
+function figuresTable(servers: ServerRun[]): string {
+  const rows = servers.map((s) => {
+    const l = s.load;
+    const status = s.failure ? red('failed') : s.check && !s.check.ok ? red('wrong answers') : l ? '' : dim('not loaded');
+    if (!l) return [s.label, s.title, '', '', '', '', '', '', '', '', status];
+    const problems = l.errors + l.timeouts + l.non2xx;
+    return [
+      s.label,
+      s.title,
+      integer(l.requestsPerSecond.mean),
+      integer(l.requestsPerSecond.stdev),
+      String(l.latency.p50),
+      String(l.latency.p90),
+      String(l.latency.p99),
+      String(l.latency.max),
+      (l.bytesPerSecond / 1e6).toFixed(1),
+      problems > 0 ? red(`${l.errors}/${l.timeouts}/${l.non2xx}`) : '0/0/0',
+      status,
+    ];
+  });
+  return table(
+    ['server', 'what', 'req/s', '±sd', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'MB/s', 'err/timeout/non2xx', ''],
+    rows,
+    [false, false, true, true, true, true, true, true, true, true, false],
+  );
+}
+
+function bars(servers: ServerRun[]): string {
+  const max = Math.max(...servers.map((s) => s.load?.requestsPerSecond.mean ?? 0));
+  const width = Math.max(...servers.map((s) => s.label.length));
+  return servers
+    .map((s) => {
+      const value = s.load?.requestsPerSecond.mean;
+      if (value === undefined) return `${padEnd(s.label, width)}  ${dim('(not measured)')}`;
+      return `${padEnd(s.label, width)}  ${padEnd(bar(value, max), 40)}  ${integer(value)}`;
+    })
+    .join('\n');
+}
+
+function runtimeTable(servers: ServerRun[]): string {
+  const rows = servers.map((s) => {
+    const r = s.runtime;
+    if (!r) return [s.label, dim(s.load ? 'no answer from the probe' : ''), '', '', '', '', ''];
+    const resources = Object.entries(r.activeResources)
+      .sort((a, b) => b[1] - a[1])
+      .map(([type, count]) => `${type} ${count}`)
+      .join(', ');
+    return [
+      s.label,
+      megabytes(r.heapUsed),
+      `${percent(r.gc.minor.share)} (${r.gc.minor.count})`,
+      `${percent(r.gc.major.share)} (${r.gc.major.count})`,
+      r.eventLoopDelay.p50.toFixed(1),
+      r.eventLoopDelay.p99.toFixed(1),
+      resources,
+    ];
+  });
+  return table(
+    ['server', 'heap used', 'minor GC (n)', 'major GC (n)', 'loop delay p50 ms', 'p99 ms', 'active resources at the end'],
+    rows,
+    [false, true, true, true, true, true, false],
+  );
+}
+
+function serverProblems(server: ServerRun): string {
+  const lines = [red(`${server.label} (${server.file}):`)];
+  if (server.failure) lines.push(`  ${server.failure}`);
+  for (const failure of server.check?.failures ?? []) lines.push(`  ✗ ${failure}`);
+  if (server.output?.trim()) {
+    lines.push(dim('  what the server printed (last lines):'));
+    lines.push(...server.output.trimEnd().split('\n').slice(-20).map((l) => dim(`  │ ${l}`)));
+  }
+  return lines.join('\n');
+}
+
+export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): string {
+  const server = servers.find((s) => s.label === verdict.label);
+  const head = `${bold(verdict.label)}${server ? ` · ${server.title}` : ''}  ${verdict.pass ? green('PASS') : red('FAIL')}`;
+  const rows = verdict.targets.map(targetRow);
+  const lines = [head];
+  if (rows.length > 0) {
+    lines.push(
+      ...table(['  target', 'measured', 'needs', 'in this run', 'margin', ''], rows, [false, true, true, true, true, false])
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  }
+  for (const problem of verdict.problems) lines.push(`    ${red('✗')} ${problem}`);
+  return lines.join('\n');
+}
+
+function targetRow(result: TargetResult): string[] {
+  const { target } = result;
+  const bound = target.atLeast !== undefined ? `≥ ${ratio(target.atLeast)}` : `≤ ${ratio(target.atMost!)}`;
+  const unit = metricUnit(target.metric);
+  const now =
+    result.requiredValue !== undefined
+      ? `${target.atLeast !== undefined ? '≥' : '≤'} ${integer(result.requiredValue)} ${unit} (${result.referenceLabel} ${integer(result.referenceValue!)})`
+      : '';
+  const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
+  return [
+    `  ${result.name}`,
+    result.ratio !== undefined ? `${ratio(result.ratio)} (${integer(result.value!)} ${unit})` : '-',
+    bound,
+    now,
+    result.margin !== undefined ? signedPercent(result.margin) : '',
+    status,
+  ];
+}

@@ -1,0 +1,62 @@
+// The one model of a run's result. The terminal table, --json and (later) the hub all render this.
+import type { CheckResult } from './check.ts';
+import type { LoadResult } from './load.ts';
+import type { LoadProfile, Target } from './manifest.ts';
+import type { RuntimeFigures } from './probe/messages.ts';
+
+export type Role = 'broken' | 'stage' | 'mine' | 'ceiling';
+
+export interface ServerRun {
+  role: Role;
+  /** "broken", "stage 1", "mine", "ceiling". */
+  label: string;
+  /** Shown beside the label: the stage's title or the file. */
+  title: string;
+  /** Relative to the repository. */
+  file: string;
+  stage?: number;
+  nodeFlags: string[];
+  check?: CheckResult;
+  load?: LoadResult;
+  runtime?: RuntimeFigures;
+  /** Why this server could not be measured: it did not start, crashed, or failed its check. */
+  failure?: string;
+  /** What the server printed, kept when it failed. */
+  output?: string;
+}
+
+export interface TargetResult {
+  target: Target;
+  /** e.g. "req/s vs broken". */
+  name: string;
+  referenceLabel: string;
+  referenceValue?: number;
+  value?: number;
+  ratio?: number;
+  /** The target in absolute units for this run: the ratio times the reference measured now. */
+  requiredValue?: number;
+  /** How far past the threshold, as a fraction: +0.5 is 50% better than needed, negative is short. */
+  margin?: number;
+  pass: boolean;
+  /** Why it could not be judged, when it could not. */
+  note?: string;
+}
+
+export interface ServerVerdict {
+  label: string;
+  pass: boolean;
+  targets: TargetResult[];
+  /** Everything that fails this server apart from its targets: errors, timeouts, non-2xx, a failed check. */
+  problems: string[];
+}
+
+export interface RunReport {
+  exercise: { id: string; title: string };
+  node: string;
+  startedAt: string;
+  load: LoadProfile;
+  servers: ServerRun[];
+  verdicts: ServerVerdict[];
+  /** True when every judged server passed. */
+  pass: boolean;
+}

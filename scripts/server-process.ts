@@ -1,0 +1,220 @@
+// Starts one exercise server in its own child process on 127.0.0.1 with the probe preloaded, knows when
+// it listens, and ends it (and anything it started) on every path. Nothing here sleeps for readiness.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { isProbeMessage, type RuntimeFigures } from './probe/messages.ts';
+
+const TSX_LOADER = import.meta.resolve('tsx');
+const PROBE = import.meta.resolve('./probe/inject.ts');
+const OUTPUT_LIMIT = 64 * 1024;
+
+export interface StartOptions {
+  /** Port to listen on; 0 picks a free one. */
+  port?: number;
+  /** Extra Node flags, e.g. --trace-warnings or --max-old-space-size=6144. */
+  nodeFlags?: string[];
+  env?: Record<string, string>;
+  /** How long the server may take to listen. */
+  readyTimeoutMs?: number;
+  /** Copy the server's output to the harness's own stdout/stderr as it comes (for `run`). */
+  echo?: boolean;
+}
+
+export class ServerStartError extends Error {
+  constructor(
+    message: string,
+    readonly output: string,
+  ) {
+    super(message);
+    this.name = 'ServerStartError';
+  }
+}
+
+export interface ServerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when the harness asked it to stop; false for a crash. */
+  expected: boolean;
+}
+
+export interface RunningServer {
+  pid: number;
+  port: number;
+  url: string;
+  /** The last 64 KB the server wrote to stdout and stderr, interleaved. */
+  output(): string;
+  /** Set once the process has exited. */
+  exit(): ServerExit | undefined;
+  /** Settles when the process exits, for whatever reason. */
+  exited: Promise<ServerExit>;
+  /** Periodic figures from the probe, in arrival order. */
+  samples: RuntimeFigures[];
+  resetFigures(): void;
+  /** The probe's figures since the last reset, or undefined if the server does not answer in time. */
+  snapshot(timeoutMs?: number): Promise<RuntimeFigures | undefined>;
+  stop(): Promise<ServerExit>;
+}
+
+const live = new Set<ChildProcess>();
+
+/** Ends every server this process started, at once. Safe to call from an 'exit' handler. */
+export function killAllNow(): void {
+  for (const child of live) killGroup(child, 'SIGKILL');
+}
+
+/** Ends every server this process started: SIGTERM, then SIGKILL after a grace period. */
+export async function stopAll(graceMs = 2000): Promise<void> {
+  await Promise.all([...live].map((child) => stopChild(child, graceMs)));
+}
+
+export function liveServerCount(): number {
+  return live.size;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+export async function startServer(file: string, options: StartOptions = {}): Promise<RunningServer> {
+  const port = options.port || (await freePort());
+  if (options.port && !(await isPortFree(port))) {
+    throw new ServerStartError(`port ${port} on 127.0.0.1 is already in use; stop what uses it or choose another with --port`, '');
+  }
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), '--import', TSX_LOADER, '--import', PROBE, file],
+    {
+      // Its own process group, so the harness can end the server and anything it spawned, and so a
+      // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: { ...process.env, ...options.env, PORT: String(port), HOTPATH_PROBE: '1' },
+    },
+  );
+  live.add(child);
+
+  let output = '';
+  const collect = (chunk: Buffer, echo?: NodeJS.WriteStream) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
+    if (options.echo) echo?.write(chunk);
+  };
+  child.stdout?.on('data', (chunk: Buffer) => collect(chunk, process.stdout));
+  child.stderr?.on('data', (chunk: Buffer) => collect(chunk, process.stderr));
+
+  let exitInfo: ServerExit | undefined;
+  let stopping = false;
+  const exited = new Promise<ServerExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      exitInfo = { code, signal, expected: stopping };
+      resolve(exitInfo);
+    });
+  });
+
+  const samples: RuntimeFigures[] = [];
+  const pendingSnapshots = new Map<number, (figures: RuntimeFigures) => void>();
+  let nextSnapshotId = 1;
+  let onListening: ((port: number) => void) | undefined;
+  child.on('message', (message) => {
+    if (!isProbeMessage(message)) return;
+    if (message.type === 'listening') onListening?.(message.port);
+    if (message.type === 'sample') samples.push(message.figures);
+    if (message.type === 'snapshot') pendingSnapshots.get(message.id)?.(message.figures);
+  });
+  // A server that dies closes the channel; writes to it after that must not throw in the harness.
+  child.on('error', () => {});
+
+  const stop = async (): Promise<ServerExit> => {
+    stopping = true;
+    await stopChild(child, 2000);
+    return exited;
+  };
+
+  const timeoutMs = options.readyTimeoutMs ?? 20_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new ServerStartError(`${file} did not listen on 127.0.0.1:${port} within ${timeoutMs / 1000} s`, output)),
+        timeoutMs,
+      );
+      onListening = (listeningPort) => {
+        if (listeningPort !== port) return;
+        clearTimeout(timer);
+        resolve();
+      };
+      exited.then((exit) => {
+        clearTimeout(timer);
+        const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+        reject(new ServerStartError(`${file} exited (${how}) before it listened on port ${port}`, output));
+      });
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    pid: child.pid!,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    exit: () => exitInfo,
+    exited,
+    samples,
+    resetFigures: () => {
+      if (child.connected) child.send({ type: 'reset' });
+    },
+    snapshot: (snapshotTimeoutMs = 5000) =>
+      new Promise((resolve) => {
+        if (!child.connected) return resolve(undefined);
+        const id = nextSnapshotId++;
+        const timer = setTimeout(() => {
+          pendingSnapshots.delete(id);
+          resolve(undefined);
+        }, snapshotTimeoutMs);
+        pendingSnapshots.set(id, (figures) => {
+          clearTimeout(timer);
+          pendingSnapshots.delete(id);
+          resolve(figures);
+        });
+        child.send({ type: 'snapshot', id });
+      }),
+    stop,
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  killGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
+  await gone;
+  clearTimeout(timer);
+  // The group may hold processes the server started; they go with it.
+  killGroup(child, 'SIGKILL');
+}

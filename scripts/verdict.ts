@@ -1,0 +1,81 @@
+// Judges each server of a run against its targets, as ratios to references measured in the same run.
+import type { ExerciseManifest, Metric, Reference, Target } from './manifest.ts';
+import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
+
+const METRICS: Record<Metric, { name: string; unit: string; value(run: ServerRun): number | undefined }> = {
+  requestsPerSecond: { name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean },
+  latencyP99: { name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99 },
+};
+
+export function metricName(metric: Metric): string {
+  return METRICS[metric].name;
+}
+
+export function metricUnit(metric: Metric): string {
+  return METRICS[metric].unit;
+}
+
+/** The targets a server of the run is held to: a stage's own, the goal for the trainee's file, none for references. */
+export function targetsFor(manifest: ExerciseManifest, run: ServerRun): Target[] {
+  if (run.role === 'stage' && run.stage !== undefined) return manifest.stages[run.stage - 1]?.targets ?? [];
+  if (run.role === 'mine') return manifest.goal;
+  return [];
+}
+
+export function findReference(runs: ServerRun[], run: ServerRun, reference: Reference): ServerRun | undefined {
+  if (reference === 'broken') return runs.find((r) => r.role === 'broken');
+  if (reference === 'ceiling') return runs.find((r) => r.role === 'ceiling');
+  if (run.stage === undefined) return undefined;
+  if (run.stage === 1) return runs.find((r) => r.role === 'broken');
+  return runs.find((r) => r.role === 'stage' && r.stage === run.stage! - 1);
+}
+
+/** Problems that fail a server however fast it was. */
+export function honestyProblems(run: ServerRun): string[] {
+  const problems: string[] = [];
+  if (run.failure) problems.push(run.failure);
+  if (run.check && !run.check.ok) {
+    problems.push(...run.check.failures.map((f) => `correctness: ${f}`));
+    if (run.check.failures.length === 0) problems.push('correctness: the probe checked nothing');
+  }
+  const load = run.load;
+  if (load) {
+    if (load.errors > 0) problems.push(`${load.errors} request errors under load`);
+    if (load.timeouts > 0) problems.push(`${load.timeouts} requests timed out under load`);
+    if (load.non2xx > 0) problems.push(`${load.non2xx} answers were not 2xx`);
+    if (load.requests === 0) problems.push('no request was answered');
+  } else if (!run.failure) {
+    problems.push('it was not measured under load');
+  }
+  return problems;
+}
+
+export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): TargetResult {
+  const metric = METRICS[target.metric];
+  const required = (target.atLeast ?? target.atMost)!;
+  const reference = findReference(runs, run, target.against);
+  const name = `${metric.name} vs ${target.against}`;
+  const base = { target, name, referenceLabel: reference?.label ?? target.against, pass: false };
+  if (!reference) return { ...base, note: `no ${target.against} server was measured in this run` };
+  const referenceValue = metric.value(reference);
+  const value = metric.value(run);
+  if (referenceValue === undefined || value === undefined) {
+    return { ...base, referenceValue, value, note: `${value === undefined ? run.label : reference.label} has no ${metric.name} figure` };
+  }
+  if (referenceValue <= 0) return { ...base, referenceValue, value, note: `${reference.label} measured ${referenceValue} ${metric.unit}; no ratio can be taken` };
+  const ratio = value / referenceValue;
+  const atLeast = target.atLeast !== undefined;
+  const pass = atLeast ? ratio >= required : ratio <= required;
+  const margin = atLeast ? ratio / required - 1 : ratio > 0 ? required / ratio - 1 : Infinity;
+  return { ...base, referenceValue, value, ratio, requiredValue: required * referenceValue, margin, pass };
+}
+
+export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {
+  return runs
+    .filter((run) => run.role === 'stage' || run.role === 'mine')
+    .map((run) => {
+      const targets = targetsFor(manifest, run).map((target) => judgeTarget(runs, run, target));
+      const problems = honestyProblems(run);
+      return { label: run.label, pass: problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass), targets, problems };
+    });
+}

@@ -1,0 +1,90 @@
+// The author check, as rustlings has it: for every exercise, the shipped server answers correctly but misses
+// its target, every solution stage reaches its targets against references measured in the same run, and
+// known-wrong fixes are rejected by the correctness probe however fast they are.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { demoChoices, runBench, specFor, type ServerSpec } from '../scripts/bench.ts';
+import { loadAllExercises } from '../scripts/exercises.ts';
+import { ROOT, relativeToRoot } from '../scripts/paths.ts';
+import { renderReport } from '../scripts/report.ts';
+import type { RunReport } from '../scripts/result.ts';
+import { TEST_DIR } from './helpers.ts';
+
+const exercises = await loadAllExercises();
+
+/** The pristine shipped file judged as if it were the trainee's: it must fail the goal. */
+function shippedAsMine(exercise: (typeof exercises)[number]): ServerSpec {
+  const mine = specFor(exercise, 'mine');
+  return { run: { ...mine.run, label: 'mine', title: 'the shipped file, as a trainee gets it', file: relativeToRoot(exercise.shippedFile) }, absoluteFile: exercise.shippedFile };
+}
+
+function wrongFixes(id: string): string[] {
+  const dir = path.join(TEST_DIR, 'wrong-fixes', id);
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f)) : [];
+}
+
+for (const exercise of exercises) {
+  const { id, stages } = exercise.manifest;
+
+  describe(`author check: ${id}`, () => {
+    let report: RunReport;
+    const verdictOf = (label: string) => report.verdicts.find((v) => v.label === label)!;
+
+    beforeAll(async () => {
+      const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice)), shippedAsMine(exercise)];
+      report = await runBench(exercise, specs);
+      console.log(renderReport(report));
+    }, 300_000);
+
+    it('ships server.ts as the broken server', () => {
+      expect(readFileSync(exercise.shippedFile, 'utf8')).toContain('listen(');
+      const committed = spawnSync('git', ['show', `HEAD:${relativeToRoot(exercise.serverFile)}`], { cwd: ROOT, encoding: 'utf8' });
+      if (committed.status !== 0) return; // not a git checkout, or not committed yet: nothing to compare
+      expect(committed.stdout).toBe(readFileSync(exercise.shippedFile, 'utf8'));
+    });
+
+    it('the references ran cleanly', () => {
+      for (const server of report.servers.filter((s) => s.role === 'broken' || s.role === 'ceiling')) {
+        expect(server.failure, server.label).toBeUndefined();
+        expect(server.check?.ok ?? true, `${server.label}: ${server.check?.failures.join('; ')}`).toBe(true);
+        expect(server.load?.requests, server.label).toBeGreaterThan(0);
+        expect(server.load?.errors, server.label).toBe(0);
+      }
+    });
+
+    it('the shipped server answers correctly but misses its target', () => {
+      const mine = verdictOf('mine');
+      expect(mine.problems).toEqual([]);
+      expect(mine.targets.some((t) => !t.pass)).toBe(true);
+      expect(mine.pass).toBe(false);
+    });
+
+    it.each(stages.map((stage, i) => [i + 1, stage.title] as const))('stage %i (%s) reaches every target', (stage) => {
+      const verdict = verdictOf(`stage ${stage}`);
+      expect(verdict.problems).toEqual([]);
+      for (const target of verdict.targets) {
+        expect(target.pass, `${target.name}: ${target.ratio?.toFixed(2)} (margin ${target.margin?.toFixed(2)})`).toBe(true);
+      }
+    });
+
+    it('has known-wrong fixes, and the correctness probe rejects each of them', async () => {
+      const files = wrongFixes(id);
+      expect(files.length).toBeGreaterThanOrEqual(3);
+      const specs = files.map((file) => {
+        const spec = shippedAsMine(exercise);
+        return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file) }, absoluteFile: file };
+      });
+      const checked = await runBench(exercise, specs, { checkOnly: true });
+      for (const server of checked.servers) {
+        expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
+        expect(server.check?.ok, `${server.label} passed the correctness probe`).toBe(false);
+        // Each file names the expectation it must trip, so it is rejected for the right reason.
+        const expected = /^\/\/ probe: (.+)$/m.exec(readFileSync(path.join(ROOT, server.file), 'utf8'))?.[1];
+        expect(expected, `${server.file} names the expectation it trips (// probe: ...)`).toBeDefined();
+        expect(server.check!.failures.join('\n'), server.label).toContain(expected);
+      }
+    }, 120_000);
+  });
+}

@@ -1,0 +1,114 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseArgs } from '../scripts/args.ts';
+import { COMMANDS, helpText } from '../scripts/cli.ts';
+import { ROOT } from '../scripts/paths.ts';
+import { resolveExerciseId } from '../scripts/exercises.ts';
+import { UsageError } from '../scripts/usage-error.ts';
+import { isAlive } from './helpers.ts';
+
+const stateDir = mkdtempSync(path.join(tmpdir(), 'hotpath-cli-'));
+const env = { ...process.env, NO_COLOR: '1', HOTPATH_PROGRESS_FILE: path.join(stateDir, 'progress.json') };
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+function workshop(...args: string[]) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/workshop.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('argument parsing', () => {
+  it('parses a command, its argument and its flags', () => {
+    expect(parseArgs(['run', '01', '--stage', '2', '--load'], COMMANDS)).toEqual({ command: 'run', positionals: ['01'], flags: { stage: '2', load: true } });
+    expect(parseArgs(['run', '1', '--stage=broken'], COMMANDS).flags.stage).toBe('broken');
+    expect(parseArgs([], COMMANDS).command).toBe('help');
+    expect(parseArgs(['verify', '--help'], COMMANDS)).toEqual({ command: 'help', positionals: ['verify'], flags: {} });
+  });
+
+  it('names the nearest valid spelling of a wrong command or flag', () => {
+    expect(() => parseArgs(['verfy', '01'], COMMANDS)).toThrow(/unknown command "verfy". Did you mean "verify"\?/);
+    expect(() => parseArgs(['run', '01', '--stag', '1'], COMMANDS)).toThrow(/unknown flag "--stag" for "run". Did you mean "--stage"\?/);
+    expect(() => parseArgs(['run', '01', '--stage'], COMMANDS)).toThrow(/--stage needs a value/);
+    expect(() => parseArgs(['verify'], COMMANDS)).toThrow(/"verify" needs <ex>/);
+    expect(() => parseArgs(['hint', '01', '02'], COMMANDS)).toThrow(/takes 1 argument/);
+    expect(() => parseArgs(['reset', '01', '--yes=no'], COMMANDS)).toThrow(UsageError);
+  });
+
+  it('accepts 01, 1 and the slug for an exercise, and suggests the nearest for a typo', () => {
+    const ids = ['01-etag-listener-leak', '02-floating-upload'];
+    expect(resolveExerciseId('01', ids)).toBe('01-etag-listener-leak');
+    expect(resolveExerciseId('1', ids)).toBe('01-etag-listener-leak');
+    expect(resolveExerciseId('etag-listener-leak', ids)).toBe('01-etag-listener-leak');
+    expect(resolveExerciseId('01-etag-listener-leak', ids)).toBe('01-etag-listener-leak');
+    expect(() => resolveExerciseId('etag-listner-leak', ids)).toThrow(/Did you mean "etag-listener-leak"\?/);
+    expect(() => resolveExerciseId('7', ids)).toThrow(/unknown exercise "7". Exercises: 01-etag-listener-leak, 02-floating-upload/);
+  });
+
+  it('has help for every command', () => {
+    for (const command of Object.keys(COMMANDS)) expect(helpText(command)).toContain(`workshop ${command}`);
+    expect(helpText()).toContain('usage: npm run workshop');
+  });
+});
+
+describe('the workshop command', () => {
+  it('exits 2 with a clear message on a usage error', () => {
+    for (const [args, message] of [
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['verify', 'etag-lisener-leak'], 'Did you mean "etag-listener-leak"?'],
+      [['run', '01', '--stage', '9'], 'unknown stage "9"'],
+      [['run', '01', '--port', 'eighty'], '--port must be a whole number'],
+      [['demo', '01', '--jsn'], 'Did you mean "--json"?'],
+    ] as const) {
+      const result = workshop(...args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
+  });
+
+  it('says so when reset finds the file as shipped', () => {
+    const result = workshop('reset', '01', '--yes');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('exercises/01-etag-listener-leak/server.ts is already as shipped');
+  });
+
+  it('lists the exercises and gives hints one at a time, remembering them', () => {
+    expect(workshop('list').stdout).toMatch(/→\s+01-etag-listener-leak.*not yet/);
+    expect(workshop('hint', '01').stdout).toMatch(/Hint 1 of \d+/);
+    const second = workshop('hint', '1');
+    expect(second.stdout).toMatch(/Hint 1 of \d+[\s\S]*Hint 2 of \d+/);
+    expect(workshop('list').stdout).toMatch(/2 hint\(s\) seen/);
+  });
+
+  it('keeps the solution locked until a pass, unless forced', () => {
+    const locked = workshop('solution', '01');
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toContain('unlocks once your server passes');
+    const forced = workshop('solution', '01', '--force');
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('Stage 1: fix the guard');
+    expect(forced.stdout).toMatch(/^-\s+if \(Object\.is\(attachAfterEvent, true\)\) return;$/m);
+    expect(forced.stdout).toMatch(/^\+\s+if \(afterEventAttached\) return;$/m);
+  });
+
+  it('leaves no server behind when interrupted with Ctrl-C during verify', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/workshop.ts', 'verify', '01'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Wait until a server is up and under load, then find it among the CLI's children.
+    await expect.poll(() => stderr, { timeout: 30_000, interval: 100 }).toMatch(/warm-up/);
+    const serverPids = () =>
+      spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .map(Number)
+        .filter((pid) => pid > 0);
+    await expect.poll(serverPids, { timeout: 30_000, interval: 100 }).not.toEqual([]);
+    const pids = serverPids();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('SIGINT: stopping the servers');
+    for (const pid of pids) expect(isAlive(pid), `server ${pid} outlived the CLI`).toBe(false);
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { loadAllExercises } from '../scripts/exercises.ts';
+import { validateManifest } from '../scripts/manifest.ts';
+import { sampleManifest } from './sample.ts';
+
+describe('manifest validation', () => {
+  it('accepts a sound manifest', () => {
+    expect(validateManifest(sampleManifest())).toEqual([]);
+  });
+
+  it('names each problem', () => {
+    const problems = validateManifest(
+      sampleManifest({
+        id: 'sample',
+        load: { path: 'seed', connections: 0, warmupSeconds: -1, durationSeconds: 0 },
+        hints: [],
+        goal: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 2 }],
+        stages: [
+          { file: '2-wrong-number.ts', title: 't', changes: 'c', targets: [] },
+          { file: '2-wrong-number.ts', title: 't', changes: 'c', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2, atMost: 3 }] },
+        ],
+      }),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'id "sample" must look like 01-some-slug',
+        'load.path "seed" must start with /',
+        'load.connections must be a positive integer',
+        'load.warmupSeconds must be 0 or more',
+        'load.durationSeconds must be between 0 and 600: every run is bounded',
+        'there must be at least one hint',
+        'stage 1: file "2-wrong-number.ts" must be named 1-<what-changes>.ts',
+        'stage 1: has no target',
+        'stage 2: file "2-wrong-number.ts" is used twice',
+        'stage 2: a target needs exactly one of atLeast or atMost',
+        'goal: a target against "previous" has no meaning for the trainee\'s file',
+      ]),
+    );
+  });
+
+  it('rejects ratios that are not positive numbers', () => {
+    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 0 }] });
+    expect(validateManifest(manifest)).toContain("goal: a target's ratio must be a positive number");
+  });
+
+  it('every shipped exercise loads and validates, with its files in place', async () => {
+    const exercises = await loadAllExercises();
+    expect(exercises.length).toBeGreaterThan(0);
+    for (const exercise of exercises) expect(validateManifest(exercise.manifest)).toEqual([]);
+  });
+});

@@ -1,0 +1,46 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exerciseProgress, readProgress, updateExercise } from '../scripts/progress.ts';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hotpath-progress-'));
+  file = path.join(dir, 'progress.json');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('progress file', () => {
+  it('starts empty when the file is missing', () => {
+    const { progress, warning } = readProgress(file);
+    expect(warning).toBeUndefined();
+    expect(exerciseProgress(progress, '01-x')).toEqual({ passed: false, hintsShown: 0, solutionShown: false });
+  });
+
+  it('keeps what is recorded', () => {
+    updateExercise('01-x', (p) => ({ ...p, hintsShown: 2 }), file);
+    updateExercise('01-x', (p) => ({ ...p, passed: true }), file);
+    expect(exerciseProgress(readProgress(file).progress, '01-x')).toMatchObject({ passed: true, hintsShown: 2 });
+    expect(readdirSync(dir)).toEqual(['progress.json']); // no temporary file left behind
+  });
+
+  it('survives a corrupt file: warns, sets it aside, starts afresh', () => {
+    writeFileSync(file, '{"version": 1, "exercises": {"01-x": {"pass');
+    const { progress, warning } = readProgress(file);
+    expect(warning).toMatch(/could not be read/);
+    expect(progress.exercises).toEqual({});
+    expect(existsSync(file)).toBe(false);
+    expect(readdirSync(dir).some((f) => f.startsWith('progress.json.corrupt-'))).toBe(true);
+    updateExercise('01-x', (p) => ({ ...p, passed: true }), file);
+    expect(JSON.parse(readFileSync(file, 'utf8')).exercises['01-x'].passed).toBe(true);
+  });
+
+  it('survives a file of the wrong shape and cleans bad fields', () => {
+    writeFileSync(file, JSON.stringify([1, 2, 3]));
+    expect(readProgress(file).warning).toMatch(/unknown shape/);
+    writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-x': { passed: 'yes', hintsShown: -4 } } }));
+    expect(exerciseProgress(readProgress(file).progress, '01-x')).toEqual({ passed: false, hintsShown: 0, solutionShown: false, passedAt: undefined });
+  });
+});

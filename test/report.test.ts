@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { bar } from '../scripts/format.ts';
+import { renderJson, renderReport } from '../scripts/report.ts';
+import type { RunReport } from '../scripts/result.ts';
+import { judge } from '../scripts/verdict.ts';
+import { sampleManifest, serverRun } from './sample.ts';
+
+function sampleReport(): RunReport {
+  const manifest = sampleManifest();
+  const servers = [
+    serverRun('broken', 'broken', 60),
+    serverRun('stage 1', 'stage', 8_000),
+    serverRun('stage 2', 'stage', 9_000),
+    serverRun('ceiling', 'ceiling', 12_000),
+  ];
+  const verdicts = judge(manifest, servers);
+  return { exercise: { id: manifest.id, title: manifest.title }, node: 'v20.0.0', startedAt: '2026-11-29T00:00:00.000Z', load: manifest.load, servers, verdicts, pass: false };
+}
+
+describe('report', () => {
+  it('draws bars proportional to the value, never empty for a non-zero value', () => {
+    expect(bar(100, 100, 40)).toBe('█'.repeat(40));
+    expect(bar(50, 100, 40)).toBe('█'.repeat(20));
+    expect(bar(0.01, 100, 40)).toBe('▏');
+    expect(bar(0, 100, 40)).toBe('');
+  });
+
+  it('shows every server with its figures, a bar, and each target with measured, needed, now and margin', () => {
+    const text = renderReport(sampleReport());
+    expect(text).toContain('Exercise 99-sample · Sample');
+    expect(text).toMatch(/broken\s+broken\s+60\s+3\s+1\s+2\s+3\s+9/);
+    expect(text).toMatch(/ceiling\s+█{40}\s+12,000/);
+    expect(text).toMatch(/stage 1\s+█{26}\S*\s+8,000/);
+    // stage 1 against broken: 133.3x for 10x needed, i.e. >= 600 req/s in this run.
+    expect(text).toMatch(/req\/s vs broken\s+133\.3x \(8,000 req\/s\)\s+≥ 10\.0x\s+≥ 600 req\/s \(broken 60\)\s+\+1233%\s+ok/);
+    // stage 2 against stage 1: 1.13x for 1.5x needed.
+    expect(text).toMatch(/req\/s vs previous\s+1\.13x \(9,000 req\/s\)\s+≥ 1\.50x\s+≥ 12,000 req\/s \(stage 1 8,000\)\s+-25%\s+short/);
+    expect(text).toMatch(/FAIL\s*$/);
+  });
+
+  it('shows why a server failed, with what it printed', () => {
+    const report = sampleReport();
+    report.servers[1] = serverRun('stage 1', 'stage', undefined, { failure: 'the server crashed during the load (exit code 1)', output: 'TypeError: x is undefined' });
+    report.verdicts = judge(sampleManifest(), report.servers);
+    const text = renderReport(report);
+    expect(text).toContain('the server crashed during the load (exit code 1)');
+    expect(text).toContain('│ TypeError: x is undefined');
+    expect(text).toMatch(/stage 1\s+\(not measured\)/);
+  });
+
+  it('renders the same model as JSON', () => {
+    const report = sampleReport();
+    const parsed = JSON.parse(renderJson(report)) as RunReport;
+    expect(parsed.servers.map((s) => s.load?.requestsPerSecond.mean)).toEqual([60, 8_000, 9_000, 12_000]);
+    expect(parsed.verdicts[0]!.targets[0]!.ratio).toBeCloseTo(133.33, 1);
+    expect(parsed.pass).toBe(false);
+  });
+});

@@ -1,0 +1,61 @@
+// A small, valid manifest and server runs for the unit tests.
+import type { LoadResult } from '../scripts/load.ts';
+import { defineExercise, type ExerciseManifest } from '../scripts/manifest.ts';
+import type { ServerRun } from '../scripts/result.ts';
+
+export function sampleManifest(changes: Partial<ExerciseManifest> = {}): ExerciseManifest {
+  return defineExercise({
+    id: '99-sample',
+    title: 'Sample',
+    caseStudy: { company: 'Example', article: 'An article', source: 'nowhere' },
+    serverFile: 'server.ts',
+    shippedFile: '0-as-shipped.ts',
+    ceilingFile: 'ceiling.ts',
+    load: { path: '/', connections: 10, warmupSeconds: 1, durationSeconds: 2 },
+    check: async () => ({ ok: true, passed: ['it answers'], failures: [] }),
+    stages: [
+      { file: '1-first-fix.ts', title: 'first fix', changes: 'fixes it', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }] },
+      {
+        file: '2-second-fix.ts',
+        title: 'second fix',
+        changes: 'fixes more',
+        targets: [
+          { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.5 },
+          { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.8 },
+        ],
+      },
+    ],
+    goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }],
+    hints: ['look', 'look harder'],
+    ...changes,
+  });
+}
+
+export function loadResult(requestsPerSecond: number, changes: Partial<LoadResult> = {}): LoadResult {
+  return {
+    requestsPerSecond: { mean: requestsPerSecond, stdev: requestsPerSecond / 20 },
+    latency: { p50: 1, p90: 2, p99: 3, max: 9, mean: 1.2 },
+    bytesPerSecond: requestsPerSecond * 1000,
+    requests: requestsPerSecond * 2,
+    errors: 0,
+    timeouts: 0,
+    non2xx: 0,
+    durationSeconds: 2,
+    ...changes,
+  };
+}
+
+export function serverRun(label: string, role: ServerRun['role'], requestsPerSecond: number | undefined, changes: Partial<ServerRun> = {}): ServerRun {
+  const stage = role === 'stage' ? Number(label.replace('stage ', '')) : undefined;
+  return {
+    role,
+    label,
+    title: label,
+    file: `${label}.ts`,
+    stage,
+    nodeFlags: [],
+    check: { ok: true, passed: ['it answers'], failures: [] },
+    load: requestsPerSecond === undefined ? undefined : loadResult(requestsPerSecond),
+    ...changes,
+  };
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { isPortFree, liveServerCount, ServerStartError, startServer } from '../scripts/server-process.ts';
+import { fixture, isAlive } from './helpers.ts';
+
+describe('server process', () => {
+  it('starts a server on 127.0.0.1, knows when it listens, and frees the port when stopped', async () => {
+    const server = await startServer(fixture('answers.ts'));
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+    expect(await (await fetch(server.url)).text()).toBe('ok');
+    const exit = await server.stop();
+    expect(exit.expected).toBe(true);
+    expect(isAlive(server.pid)).toBe(false);
+    expect(await isPortFree(server.port)).toBe(true);
+    expect(liveServerCount()).toBe(0);
+  });
+
+  it('reports a server that crashes before it listens, with what it printed', async () => {
+    const error = await startServer(fixture('crashes-on-start.ts')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerStartError);
+    expect((error as ServerStartError).message).toMatch(/exited \(exit code 1\) before it listened/);
+    expect((error as ServerStartError).output).toContain('the database is on fire');
+    expect((error as ServerStartError).output).toContain('boom at start-up');
+    expect(liveServerCount()).toBe(0);
+  });
+
+  it('gives up on a server that never listens, and ends it', async () => {
+    const started = Date.now();
+    const error = await startServer(fixture('never-listens.ts'), { readyTimeoutMs: 3000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerStartError);
+    expect((error as Error).message).toMatch(/did not listen .* within 3 s/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(liveServerCount()).toBe(0);
+  });
+
+  it('kills a server that ignores SIGTERM', async () => {
+    const server = await startServer(fixture('ignores-sigterm.ts'));
+    const exit = await server.stop();
+    expect(exit.signal).toBe('SIGKILL');
+    expect(server.output()).toContain('ignoring SIGTERM');
+    expect(isAlive(server.pid)).toBe(false);
+    expect(await isPortFree(server.port)).toBe(true);
+  });
+
+  it('notices a server that crashes while it serves', async () => {
+    const server = await startServer(fixture('crashes-on-request.ts'));
+    await fetch(server.url).catch(() => undefined);
+    const exit = await server.exited;
+    expect(exit).toMatchObject({ code: 3, expected: false });
+    expect(server.output()).toContain('handler failed');
+    expect(await isPortFree(server.port)).toBe(true);
+  });
+
+  it('ends the processes a server started along with it', async () => {
+    const server = await startServer(fixture('spawns-a-child.ts'));
+    await expect.poll(() => server.output()).toMatch(/grandchild \d+/);
+    const grandchild = Number(/grandchild (\d+)/.exec(server.output())![1]);
+    expect(isAlive(grandchild)).toBe(true);
+    await server.stop();
+    await expect.poll(() => isAlive(grandchild)).toBe(false);
+  });
+
+  it('refuses a port that is already taken, with a clear message', async () => {
+    const first = await startServer(fixture('answers.ts'));
+    const error = await startServer(fixture('answers.ts'), { port: first.port }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(new RegExp(`port ${first.port} .* already in use`));
+    await first.stop();
+  });
+
+  it('reports runtime figures from the injected probe', async () => {
+    const server = await startServer(fixture('answers.ts'));
+    server.resetFigures();
+    await Promise.all(Array.from({ length: 50 }, () => fetch(server.url).then((r) => r.text())));
+    const figures = await server.snapshot();
+    await server.stop();
+    expect(figures).toBeDefined();
+    expect(figures!.heapUsed).toBeGreaterThan(0);
+    expect(figures!.heapTotal).toBeGreaterThanOrEqual(figures!.heapUsed);
+    expect(figures!.wallMs).toBeGreaterThan(0);
+    expect(figures!.activeResources.TCPServerWrap).toBe(1);
+    expect(figures!.gc.minor.share).toBeGreaterThanOrEqual(0);
+    expect(figures!.eventLoopDelay.p99).toBeGreaterThanOrEqual(0);
+  });
+});

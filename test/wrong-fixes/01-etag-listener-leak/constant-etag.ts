@@ -1,0 +1,14 @@
+// Wrong: the same ETag for every body, so caches would keep stale data.
+// probe: the ETag changes when the body changes
+import crypto from 'node:crypto';
+import restify from 'restify';
+
+const server = restify.createServer({ name: 'seed-service' });
+server.get('/seed/v1', (req, res, next) => {
+  res.header('Cache-Control', 'public, max-age=120');
+  res.header('ETag', '"seed-v1"');
+  res.send({ data: crypto.randomBytes(5000).toString('hex'), url: req.url, ts: Date.now() });
+  next();
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');

@@ -1,0 +1,15 @@
+// Wrong: short data (500 bytes instead of 5,000) makes every response cheaper.
+// probe: data is 5,000 bytes as hex
+import crypto from 'node:crypto';
+import restify from 'restify';
+
+const server = restify.createServer({ name: 'seed-service' });
+server.get('/seed/v1', (req, res, next) => {
+  const seed = crypto.randomBytes(500);
+  res.header('Cache-Control', 'public, max-age=120');
+  res.header('ETag', `"${seed.toString('base64url', 0, 16)}"`);
+  res.send({ data: seed.toString('hex'), url: req.url, ts: Date.now() });
+  next();
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
