@@ -22,7 +22,8 @@ export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (eve
       if (!live && second === 1) stream.write(`${position}: ${phase} (${of} s)\n`);
     }
     if (event.type === 'done') {
-      const rps = event.run.load ? `${integer(event.run.load.requestsPerSecond.mean)} req/s` : 'not measured';
+      const { load, check } = event.run;
+      const rps = load ? `${integer(load.requestsPerSecond.mean)} req/s` : check?.ok ? 'answers correctly' : 'not measured';
       write(`${position}: ${event.run.failure ? `failed: ${event.run.failure.split('\n')[0]}` : `done, ${rps}`}`, true);
     }
   };

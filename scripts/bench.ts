@@ -96,23 +96,35 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, options: Benc
     if (probe) {
       run.check = await runCheck(probe, server.url);
       options.onEvent?.({ type: 'checked', label: run.label, ok: run.check.ok });
-      if (!run.check.ok) return run;
+      if (!run.check.ok) {
+        // A probe that failed because the server died should say so, with what it printed.
+        const exit = await Promise.race([server.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 300))]);
+        if (exit && !exit.expected) noteCrash(run, server, 'while it answered the correctness probe');
+        return run;
+      }
     }
     if (options.checkOnly) return run;
-    server.resetFigures();
-    run.load = await runLoad(server.url, manifest.load, (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }));
+    run.load = await runLoad(
+      server.url,
+      manifest.load,
+      (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }),
+      () => server!.resetFigures(),
+    );
     run.runtime = await server.snapshot();
-    const exit = server.exit();
-    if (exit && !exit.expected) {
-      run.failure = `the server crashed during the load (${exit.signal ?? `exit code ${exit.code}`})`;
-      run.output = server.output();
-    }
+    if (server.exit()) noteCrash(run, server, 'during the load');
     return run;
   } catch (error) {
     return withFailure(run, error, server.output());
   } finally {
     await server.stop();
   }
+}
+
+function noteCrash(run: ServerRun, server: RunningServer, when: string): void {
+  const exit = server.exit();
+  if (!exit || exit.expected) return;
+  run.failure = `the server crashed ${when} (${exit.signal ?? `exit code ${exit.code}`})`;
+  run.output = server.output();
 }
 
 function withFailure(run: ServerRun, error: unknown, output?: string): ServerRun {

@@ -97,7 +97,7 @@ export async function main(argv: string[]): Promise<number> {
       return list(await loadAllExercises());
     case 'start': {
       const exercises = await loadAllExercises();
-      list(exercises);
+      list(exercises, { watchingNext: true });
       const next = nextExercise(exercises);
       return next ? watch(next) : 0;
     }

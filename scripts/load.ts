@@ -29,8 +29,11 @@ export async function runLoad(
   baseUrl: string,
   profile: LoadProfile,
   onProgress: (progress: LoadProgress) => void = () => {},
+  /** Called between the phases, e.g. to reset the probe's figures so they cover the measured phase only. */
+  beforeMeasured: () => void = () => {},
 ): Promise<LoadResult> {
   if (profile.warmupSeconds > 0) await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress);
+  beforeMeasured();
   const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, onProgress);
   return {
     requestsPerSecond: { mean: result.requests.mean, stdev: result.requests.stddev },

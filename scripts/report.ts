@@ -27,6 +27,8 @@ export function renderReport(report: RunReport): string {
     lines.push('', bold('verdict'));
     for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
     lines.push('', report.pass ? green(bold('PASS')) : red(bold('FAIL')));
+  } else if (!report.pass) {
+    lines.push('', red(bold('FAIL')));
   }
   return lines.join('\n');
 }

@@ -8,7 +8,7 @@ export function nextExercise(exercises: Exercise[]): Exercise | undefined {
   return exercises.find((e) => !exerciseProgress(progress, e.manifest.id).passed);
 }
 
-export function list(exercises: Exercise[]): number {
+export function list(exercises: Exercise[], options: { watchingNext?: boolean } = {}): number {
   const { progress, warning } = readProgress();
   if (warning) process.stderr.write(`${warning}\n`);
   const next = nextExercise(exercises);
@@ -20,7 +20,8 @@ export function list(exercises: Exercise[]): number {
   process.stdout.write(`${table(['', 'exercise', 'title', 'case study', 'status'], rows)}\n\n`);
   if (next) {
     const id = next.manifest.id.slice(0, 2);
-    process.stdout.write(`Next: ${bold(next.manifest.id)}. Read exercises/${next.manifest.id}/README.md, then: npm run workshop -- watch ${id}\n`);
+    const then = options.watchingNext ? 'Watching its server.ts now.' : `Then: npm run workshop -- watch ${id}`;
+    process.stdout.write(`Next: ${bold(next.manifest.id)}. Read exercises/${next.manifest.id}/README.md. ${then}\n`);
   } else {
     process.stdout.write(green('Every exercise passed.\n'));
   }

@@ -13,9 +13,21 @@ export interface VerifyOptions {
 
 /** Correctness probe, load, verdict for the trainee's file; records a pass. */
 export async function verify(exercise: Exercise, options: VerifyOptions = {}): Promise<RunReport> {
-  const specs = verifyChoices(exercise).map((choice) => specFor(exercise, choice));
-  const report = await runBench(exercise, specs, { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags });
+  const bench = { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags };
+  // A server that answers wrong fails at once, before any load is spent on the references.
+  const precheck = await runBench(exercise, [specFor(exercise, 'mine')], { ...bench, checkOnly: true });
+  const report = precheck.pass ? await runBench(exercise, verifyChoices(exercise).map((choice) => specFor(exercise, choice)), bench) : precheck;
   process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
+  if (!report.pass && !options.json) {
+    const id = exercise.manifest.id.slice(0, 2);
+    const mine = precheck.servers[0];
+    const advice = precheck.pass
+      ? 'It answers correctly but has not reached the target yet.'
+      : mine?.failure
+        ? 'It did not run: see the reason and what it printed above.'
+        : 'It answers wrong: see the ✗ lines above.';
+    process.stdout.write(`\n${advice} Stuck? npm run workshop -- hint ${id}\n`);
+  }
   if (report.pass) {
     updateExercise(exercise.manifest.id, (p) => ({ ...p, passed: true, passedAt: p.passedAt ?? new Date().toISOString() }));
     if (!options.json) {
