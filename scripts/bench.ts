@@ -85,7 +85,7 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, options: Benc
   const { manifest } = exercise;
   const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
   const run: ServerRun = { ...spec.run, nodeFlags };
-  let server: RunningServer | undefined;
+  let server: RunningServer;
   try {
     server = await startServer(spec.absoluteFile, { nodeFlags });
   } catch (error) {
@@ -108,7 +108,7 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, options: Benc
       server.url,
       manifest.load,
       (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }),
-      () => server!.resetFigures(),
+      () => server.resetFigures(),
     );
     run.runtime = await server.snapshot();
     if (server.exit()) noteCrash(run, server, 'during the load');
