@@ -10,6 +10,8 @@ export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (eve
     else if (final) stream.write(`${text}\n`);
   };
   return (event) => {
+    if (event.type === 'services') stream.write(`starting services: ${event.names.join(', ')}\n`);
+    if (event.type === 'after-load') write(`${position}: checking what the load left behind`);
     if (event.type === 'starting') {
       position = `[${event.index + 1}/${event.of}] ${event.label}`;
       write(`${position}: starting`);

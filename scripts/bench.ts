@@ -1,12 +1,16 @@
 // Runs a set of servers of one exercise one after another, each in its own process: start, correctness
 // probe, load (warm-up then measured) with the probe's figures, stop. Then judges them. Used by verify,
 // demo, run --load and the author check, so they all measure the same way.
+import { readFileSync } from 'node:fs';
 import type { Exercise } from './exercises.ts';
 import { runCheck } from './check.ts';
 import { runLoad, type LoadProgress } from './load.ts';
 import { relativeToRoot } from './paths.ts';
 import type { RunReport, ServerRun } from './result.ts';
 import { ServerStartError, startServer, type RunningServer } from './server-process.ts';
+import { startServices, type Services } from './services/index.ts';
+import { heapTrend } from './trend.ts';
+import { UsageError } from './usage-error.ts';
 import { honestyProblems, judge } from './verdict.ts';
 
 export type ServerChoice = 'broken' | 'mine' | 'ceiling' | number;
@@ -17,8 +21,10 @@ export interface ServerSpec {
 }
 
 export type BenchEvent =
+  | { type: 'services'; names: string[] }
   | { type: 'starting'; label: string; index: number; of: number }
   | { type: 'checked'; label: string; ok: boolean }
+  | { type: 'after-load'; label: string }
   | { type: 'load'; label: string; progress: LoadProgress }
   | { type: 'done'; run: ServerRun };
 
@@ -34,20 +40,42 @@ export interface BenchOptions {
 export function specFor(exercise: Exercise, choice: ServerChoice): ServerSpec {
   const { manifest } = exercise;
   const make = (role: ServerRun['role'], label: string, title: string, absoluteFile: string, extra: Partial<ServerRun> = {}): ServerSpec => ({
-    run: { role, label, title, file: relativeToRoot(absoluteFile), nodeFlags: [], ...extra },
+    run: { role, label, title, file: relativeToRoot(absoluteFile), ...extra, nodeFlags: [...(extra.nodeFlags ?? []), ...nodeFlagsComment(absoluteFile)] },
     absoluteFile,
   });
   if (choice === 'broken') return make('broken', 'broken', 'as shipped', exercise.shippedFile);
   if (choice === 'mine') return make('mine', 'mine', 'your server.ts', exercise.serverFile);
-  if (choice === 'ceiling') return make('ceiling', 'ceiling', 'bare framework, same payload', exercise.ceilingFile);
+  if (choice === 'ceiling') {
+    if (!exercise.ceilingFile) throw new UsageError(`exercise ${manifest.id} has no ceiling server`);
+    return make('ceiling', 'ceiling', 'bare framework, same payload', exercise.ceilingFile);
+  }
   const stage = manifest.stages[choice - 1];
   if (!stage) throw new RangeError(`exercise ${manifest.id} has no stage ${choice}`);
   return make('stage', `stage ${choice}`, stage.title, exercise.stageFile(choice), { stage: choice, nodeFlags: stage.nodeFlags ?? [] });
 }
 
+/**
+ * Node flags a server file asks for in a comment near its top, so a trainee can set them for their own
+ * file: `// node-flags: --max-semi-space-size=64`. Only flags (words starting with --) are taken.
+ */
+export function nodeFlagsComment(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return []; // a missing file is reported when the server starts
+  }
+  const line = text.split('\n').slice(0, 30).find((l) => /^\s*\/\/\s*node-flags:/.test(l));
+  if (!line) return [];
+  const words = line.replace(/^\s*\/\/\s*node-flags:/, '').trim().split(/\s+/).filter(Boolean);
+  const bad = words.filter((w) => !/^--[a-z0-9-]+(=\S+)?$/i.test(w));
+  if (bad.length > 0) throw new UsageError(`${relativeToRoot(file)}: "// node-flags:" takes Node flags like --max-old-space-size=4096; not: ${bad.join(' ')}`);
+  return words;
+}
+
 /** The servers `demo` shows: broken, every stage, the ceiling. */
 export function demoChoices(exercise: Exercise): ServerChoice[] {
-  return ['broken', ...exercise.manifest.stages.map((_, i) => i + 1), 'ceiling'];
+  return ['broken', ...exercise.manifest.stages.map((_, i) => i + 1), ...(exercise.ceilingFile ? ['ceiling' as const] : [])];
 }
 
 /** The servers `verify` needs: the trainee's file and the references its goal names. */
@@ -59,11 +87,18 @@ export function verifyChoices(exercise: Exercise): ServerChoice[] {
 export async function runBench(exercise: Exercise, specs: ServerSpec[], options: BenchOptions = {}): Promise<RunReport> {
   const startedAt = new Date().toISOString();
   const runs: ServerRun[] = [];
-  for (const [index, spec] of specs.entries()) {
-    options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
-    const run = await measureServer(exercise, spec, options);
-    runs.push(run);
-    options.onEvent?.({ type: 'done', run });
+  const requests = exercise.manifest.services ?? [];
+  if (requests.length > 0) options.onEvent?.({ type: 'services', names: requests.map((r) => r.kind) });
+  const services = await startServices(requests);
+  try {
+    for (const [index, spec] of specs.entries()) {
+      options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+      const run = await measureServer(exercise, spec, services, options);
+      runs.push(run);
+      options.onEvent?.({ type: 'done', run });
+    }
+  } finally {
+    await services.stop();
   }
   const judging = options.judge !== false && !options.checkOnly;
   const verdicts = judging ? judge(exercise.manifest, runs) : [];
@@ -81,20 +116,21 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
   };
 }
 
-async function measureServer(exercise: Exercise, spec: ServerSpec, options: BenchOptions): Promise<ServerRun> {
+async function measureServer(exercise: Exercise, spec: ServerSpec, services: Services, options: BenchOptions): Promise<ServerRun> {
   const { manifest } = exercise;
   const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
   const run: ServerRun = { ...spec.run, nodeFlags };
   let server: RunningServer;
+  const { env, contexts } = await services.prepare();
   try {
-    server = await startServer(spec.absoluteFile, { nodeFlags });
+    server = await startServer(spec.absoluteFile, { nodeFlags, env });
   } catch (error) {
     return withFailure(run, error);
   }
   try {
     const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
     if (probe) {
-      run.check = await runCheck(probe, server.url);
+      run.check = await runCheck((url) => probe(url, { services: contexts }), server.url);
       options.onEvent?.({ type: 'checked', label: run.label, ok: run.check.ok });
       if (!run.check.ok) {
         // A probe that failed because the server died should say so, with what it printed.
@@ -104,14 +140,30 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, options: Benc
       }
     }
     if (options.checkOnly) return run;
+    let measuredFrom = 0;
     run.load = await runLoad(
       server.url,
       manifest.load,
       (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }),
-      () => server.resetFigures(),
+      () => {
+        server.resetFigures();
+        measuredFrom = server.samples.length;
+      },
     );
     run.runtime = await server.snapshot();
-    if (server.exit()) noteCrash(run, server, 'during the load');
+    // Samples are taken once a second; the first after the reset may still cover the warm-up.
+    run.heap = heapTrend(server.samples.slice(measuredFrom + 1));
+    if (server.exit()) {
+      noteCrash(run, server, 'during the load');
+      return run;
+    }
+    if (manifest.afterLoad && run.role !== 'ceiling') {
+      const { answered } = run.load;
+      options.onEvent?.({ type: 'after-load', label: run.label });
+      const context = { services: contexts, baseUrl: server.url, answered, connections: manifest.load.connections };
+      run.afterLoad = await runCheck(() => manifest.afterLoad!(context), server.url);
+      if (server.exit()) noteCrash(run, server, 'after the load');
+    }
     return run;
   } catch (error) {
     return withFailure(run, error, server.output());

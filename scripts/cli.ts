@@ -12,6 +12,7 @@ import { watch } from './commands/watch.ts';
 import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
 import { bold, dim, red } from './format.ts';
 import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
+import { removeServiceDataNow } from './services/index.ts';
 import { nearest } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -147,7 +148,10 @@ function installSignalHandlers(): void {
   process.on('SIGINT', () => onSignal('SIGINT', 130));
   process.on('SIGTERM', () => onSignal('SIGTERM', 143));
   process.on('SIGHUP', () => onSignal('SIGHUP', 129));
-  process.on('exit', killAllNow);
+  process.on('exit', () => {
+    killAllNow();
+    removeServiceDataNow();
+  });
 }
 
 export async function cli(): Promise<void> {

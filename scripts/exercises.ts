@@ -16,7 +16,8 @@ export interface Exercise {
   /** The trainee's file. */
   serverFile: string;
   shippedFile: string;
-  ceilingFile: string;
+  /** Undefined when the exercise has no ceiling server. */
+  ceilingFile?: string;
   stageFile(stage: number): string;
 }
 
@@ -42,10 +43,10 @@ export async function loadExercise(id: string): Promise<Exercise> {
     solutionsDir,
     serverFile: path.join(dir, manifest.serverFile),
     shippedFile: path.join(solutionsDir, manifest.shippedFile),
-    ceilingFile: path.join(dir, manifest.ceilingFile),
+    ceilingFile: manifest.ceilingFile ? path.join(dir, manifest.ceilingFile) : undefined,
     stageFile: (stage) => path.join(solutionsDir, manifest.stages[stage - 1]!.file),
   };
-  const files = [exercise.serverFile, exercise.shippedFile, exercise.ceilingFile, ...manifest.stages.map((_, i) => exercise.stageFile(i + 1))];
+  const files = [exercise.serverFile, exercise.shippedFile, ...(exercise.ceilingFile ? [exercise.ceilingFile] : []), ...manifest.stages.map((_, i) => exercise.stageFile(i + 1))];
   for (const file of files) if (!existsSync(file)) problems.push(`missing file ${path.relative(path.dirname(EXERCISES_DIR), file)}`);
   if (problems.length > 0) throw new Error(`exercises/${id}/exercise.ts is not valid:\n- ${problems.join('\n- ')}`);
   return exercise;

@@ -12,6 +12,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   non2xx: number;
+  /** 2xx answers over both phases, warm-up included: what the server should have done the work for. */
+  answered: number;
   durationSeconds: number;
 }
 
@@ -32,7 +34,7 @@ export async function runLoad(
   /** Called between the phases, e.g. to reset the probe's figures so they cover the measured phase only. */
   beforeMeasured: () => void = () => {},
 ): Promise<LoadResult> {
-  if (profile.warmupSeconds > 0) await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress);
+  const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress) : undefined;
   beforeMeasured();
   const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, onProgress);
   return {
@@ -49,6 +51,7 @@ export async function runLoad(
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
+    answered: (warmup?.['2xx'] ?? 0) + result['2xx'],
     durationSeconds: profile.durationSeconds,
   };
 }

@@ -1,11 +1,16 @@
 // The typed manifest every exercise declares in its exercise.ts, and its validation.
 import type { CheckResult } from './check.ts';
+import type { ServiceContexts } from './services/index.ts';
 
 /** What a server is compared with: the shipped broken server, the stage before, or the bare framework. */
 export type Reference = 'broken' | 'previous' | 'ceiling';
 
-/** A figure of a load run or of the probe that a target can be set on. */
-export type Metric = 'requestsPerSecond' | 'latencyP99';
+/**
+ * A figure of a load run or of the probe that a target can be set on: req/s and p99 from the load,
+ * heapGrowth (bytes/s, the slope of the heap's lower envelope over the measured phase) and
+ * minorGcShare (the share of wall time spent in scavenges) from the probe.
+ */
+export type Metric = 'requestsPerSecond' | 'latencyP99' | 'heapGrowth' | 'minorGcShare';
 
 /** A ratio measured in the same run: value(server) / value(reference) must be at least or at most `ratio`. */
 export interface Target {
@@ -23,6 +28,28 @@ export interface LoadProfile {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+}
+
+/**
+ * A service the harness starts before an exercise's servers and stops after them, with its data in a
+ * temporary folder. Each server gets fresh state from it and the environment that points at it.
+ * - s3: a real S3 API (s3rver); the server gets S3_ENDPOINT, S3_BUCKET and the AWS_* credentials.
+ *   latencyMs delays every S3 request, as a remote region's round trip would.
+ * - log-file: an empty file per server, named in LOG_FILE, that the probe can read.
+ */
+export type ServiceRequest = { kind: 's3'; latencyMs?: number; port?: number } | { kind: 'log-file' };
+
+/** What a correctness probe gets besides the server's URL. */
+export interface CheckContext {
+  services: ServiceContexts;
+}
+
+/** What the after-load check gets: the services, and how many requests the load got a 2xx answer to. */
+export interface AfterLoadContext extends CheckContext {
+  baseUrl: string;
+  /** 2xx answers over warm-up and measured phase (requests still in flight when the load stopped are not counted). */
+  answered: number;
+  connections: number;
 }
 
 export interface Stage {
@@ -44,13 +71,19 @@ export interface ExerciseManifest {
   serverFile: string;
   /** The shipped broken server, relative to solutions/<id>/; `reset` restores it. */
   shippedFile: string;
-  /** The bare framework serving the same payload on the same write path, relative to the exercise folder. */
-  ceilingFile: string;
+  /**
+   * The bare framework serving the same payload on the same write path, relative to the exercise folder.
+   * Left out where no such server means anything (a worker whose cost is its own work).
+   */
+  ceilingFile?: string;
+  services?: ServiceRequest[];
   load: LoadProfile;
   /** Rejects fast-but-wrong servers. Runs against a listening server before any load. */
-  check(baseUrl: string): Promise<CheckResult>;
+  check(baseUrl: string, context: CheckContext): Promise<CheckResult>;
   /** A cheaper check for the ceiling, which serves the payload but none of the exercise's extras. */
-  ceilingCheck?(baseUrl: string): Promise<CheckResult>;
+  ceilingCheck?(baseUrl: string, context: CheckContext): Promise<CheckResult>;
+  /** Runs after the load, while the server still runs: what only shows after work, e.g. no upload lost. */
+  afterLoad?(context: AfterLoadContext): Promise<CheckResult>;
   stages: Stage[];
   /** What the trainee's own file must reach to pass. 'previous' has no meaning here. */
   goal: Target[];
@@ -74,6 +107,10 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
   if (manifest.stages.length === 0) problems.push('there must be at least one stage');
   if (manifest.hints.length === 0) problems.push('there must be at least one hint');
   if (manifest.goal.length === 0) problems.push('goal must have at least one target');
+  const targets = [...manifest.goal, ...manifest.stages.flatMap((s) => s.targets)];
+  if (!manifest.ceilingFile && targets.some((t) => t.against === 'ceiling')) {
+    problems.push('a target is set against the ceiling, but there is no ceilingFile');
+  }
 
   const files = new Set<string>();
   manifest.stages.forEach((stage, index) => {

@@ -1,7 +1,7 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { metricUnit } from './verdict.ts';
+import { formatMetric } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
@@ -21,7 +21,7 @@ export function renderReport(report: RunReport): string {
   const measured = report.servers.filter((s) => s.load);
   if (measured.length > 0) lines.push('', bold('req/s'), bars(report.servers));
   if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
-  const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok));
+  const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok) || (s.afterLoad && !s.afterLoad.ok));
   for (const server of failures) lines.push('', serverProblems(server));
   if (report.verdicts.length > 0) {
     lines.push('', bold('verdict'));
@@ -75,7 +75,7 @@ function bars(servers: ServerRun[]): string {
 function runtimeTable(servers: ServerRun[]): string {
   const rows = servers.map((s) => {
     const r = s.runtime;
-    if (!r) return [s.label, dim(s.load ? 'no answer from the probe' : ''), '', '', '', '', ''];
+    if (!r) return [s.label, dim(s.load ? 'no answer from the probe' : ''), '', '', '', '', '', ''];
     const resources = Object.entries(r.activeResources)
       .sort((a, b) => b[1] - a[1])
       .map(([type, count]) => `${type} ${count}`)
@@ -83,6 +83,7 @@ function runtimeTable(servers: ServerRun[]): string {
     return [
       s.label,
       megabytes(r.heapUsed),
+      s.heap ? `${(s.heap.bytesPerSecond / 1e6).toFixed(2)} MB/s` : '',
       `${percent(r.gc.minor.share)} (${r.gc.minor.count})`,
       `${percent(r.gc.major.share)} (${r.gc.major.count})`,
       r.eventLoopDelay.p50.toFixed(1),
@@ -91,9 +92,9 @@ function runtimeTable(servers: ServerRun[]): string {
     ];
   });
   return table(
-    ['server', 'heap used', 'minor GC (n)', 'major GC (n)', 'loop delay p50 ms', 'p99 ms', 'active resources at the end'],
+    ['server', 'heap used', 'heap growth', 'minor GC (n)', 'major GC (n)', 'loop delay p50 ms', 'p99 ms', 'active resources at the end'],
     rows,
-    [false, true, true, true, true, true, false],
+    [false, true, true, true, true, true, true, false],
   );
 }
 
@@ -101,6 +102,7 @@ function serverProblems(server: ServerRun): string {
   const lines = [red(`${server.label} (${server.file}):`)];
   if (server.failure) lines.push(`  ${server.failure}`);
   for (const failure of server.check?.failures ?? []) lines.push(`  ✗ ${failure}`);
+  for (const failure of server.afterLoad?.failures ?? []) lines.push(`  ✗ after the load: ${failure}`);
   if (server.output?.trim()) {
     lines.push(dim('  what the server printed (last lines):'));
     lines.push(...server.output.trimEnd().split('\n').slice(-20).map((l) => dim(`  │ ${l}`)));
@@ -127,15 +129,15 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
 function targetRow(result: TargetResult): string[] {
   const { target } = result;
   const bound = target.atLeast !== undefined ? `≥ ${ratio(target.atLeast)}` : `≤ ${ratio(target.atMost!)}`;
-  const unit = metricUnit(target.metric);
+  const show = (value: number) => formatMetric(target.metric, value);
   const now =
     result.requiredValue !== undefined
-      ? `${target.atLeast !== undefined ? '≥' : '≤'} ${integer(result.requiredValue)} ${unit} (${result.referenceLabel} ${integer(result.referenceValue!)})`
+      ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
       : '';
   const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
   return [
     `  ${result.name}`,
-    result.ratio !== undefined ? `${ratio(result.ratio)} (${integer(result.value!)} ${unit})` : '-',
+    result.ratio !== undefined ? `${ratio(result.ratio)} (${show(result.value!)})` : '-',
     bound,
     now,
     result.margin !== undefined ? signedPercent(result.margin) : '',

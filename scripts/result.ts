@@ -3,6 +3,7 @@ import type { CheckResult } from './check.ts';
 import type { LoadResult } from './load.ts';
 import type { LoadProfile, Target } from './manifest.ts';
 import type { RuntimeFigures } from './probe/messages.ts';
+import type { HeapTrend } from './trend.ts';
 
 export type Role = 'broken' | 'stage' | 'mine' | 'ceiling';
 
@@ -19,6 +20,10 @@ export interface ServerRun {
   check?: CheckResult;
   load?: LoadResult;
   runtime?: RuntimeFigures;
+  /** The heap's trend over the measured phase, from the probe's samples. */
+  heap?: HeapTrend;
+  /** The exercise's check after the load (e.g. every upload arrived), when it has one. */
+  afterLoad?: CheckResult;
   /** Why this server could not be measured: it did not start, crashed, or failed its check. */
   failure?: string;
   /** What the server printed, kept when it failed. */

@@ -2,9 +2,21 @@
 import type { ExerciseManifest, Metric, Reference, Target } from './manifest.ts';
 import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
 
-const METRICS: Record<Metric, { name: string; unit: string; value(run: ServerRun): number | undefined }> = {
-  requestsPerSecond: { name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean },
-  latencyP99: { name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99 },
+import { integer, percent } from './format.ts';
+
+interface MetricInfo {
+  name: string;
+  unit: string;
+  value(run: ServerRun): number | undefined;
+  /** The value with its unit, for the report. */
+  format(value: number): string;
+}
+
+const METRICS: Record<Metric, MetricInfo> = {
+  requestsPerSecond: { name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean, format: (v) => `${integer(v)} req/s` },
+  latencyP99: { name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
+  heapGrowth: { name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
+  minorGcShare: { name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
 };
 
 export function metricName(metric: Metric): string {
@@ -13,6 +25,10 @@ export function metricName(metric: Metric): string {
 
 export function metricUnit(metric: Metric): string {
   return METRICS[metric].unit;
+}
+
+export function formatMetric(metric: Metric, value: number): string {
+  return METRICS[metric].format(value);
 }
 
 /** The targets a server of the run is held to: a stage's own, the goal for the trainee's file, none for references. */
@@ -37,6 +53,10 @@ export function honestyProblems(run: ServerRun): string[] {
   if (run.check && !run.check.ok) {
     problems.push(...run.check.failures.map((f) => `correctness: ${f}`));
     if (run.check.failures.length === 0) problems.push('correctness: the probe checked nothing');
+  }
+  if (run.afterLoad && !run.afterLoad.ok) {
+    problems.push(...run.afterLoad.failures.map((f) => `after the load: ${f}`));
+    if (run.afterLoad.failures.length === 0) problems.push('after the load: the check checked nothing');
   }
   const load = run.load;
   if (load) {

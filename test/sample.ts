@@ -40,6 +40,7 @@ export function loadResult(requestsPerSecond: number, changes: Partial<LoadResul
     errors: 0,
     timeouts: 0,
     non2xx: 0,
+    answered: requestsPerSecond * 3,
     durationSeconds: 2,
     ...changes,
   };

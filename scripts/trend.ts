@@ -1,0 +1,50 @@
+// The heap's trend over a run, robust to the GC sawtooth: the heap after each collection (the lower
+// envelope) is what a leak raises, so fit a line through the lowest sample of each window of time.
+export interface HeapPoint {
+  /** Milliseconds since the measured phase began. */
+  wallMs: number;
+  heapUsed: number;
+}
+
+export interface HeapTrend {
+  /** Slope of the lower envelope, bytes per second: ~0 for a steady server, positive for a growing one. */
+  bytesPerSecond: number;
+  /** The envelope's first and last points, and the highest heap seen, in bytes. */
+  first: number;
+  last: number;
+  peak: number;
+  points: number;
+}
+
+export function heapTrend(samples: HeapPoint[], windowMs = 3000): HeapTrend | undefined {
+  if (samples.length < 3) return undefined;
+  const windows = new Map<number, HeapPoint>();
+  for (const sample of samples) {
+    const key = Math.floor(sample.wallMs / windowMs);
+    const lowest = windows.get(key);
+    if (!lowest || sample.heapUsed < lowest.heapUsed) windows.set(key, sample);
+  }
+  const envelope = [...windows.values()].sort((a, b) => a.wallMs - b.wallMs);
+  const points = envelope.length >= 3 ? envelope : samples;
+  return {
+    bytesPerSecond: slope(points.map((p) => [p.wallMs / 1000, p.heapUsed])),
+    first: points[0]!.heapUsed,
+    last: points.at(-1)!.heapUsed,
+    peak: Math.max(...samples.map((s) => s.heapUsed)),
+    points: points.length,
+  };
+}
+
+/** Least-squares slope of y over x. */
+export function slope(points: Array<[number, number]>): number {
+  const n = points.length;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  let covariance = 0;
+  let variance = 0;
+  for (const [x, y] of points) {
+    covariance += (x - meanX) * (y - meanY);
+    variance += (x - meanX) ** 2;
+  }
+  return variance > 0 ? covariance / variance : 0;
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { liveServerCount } from '../scripts/server-process.ts';
+import { startServices } from '../scripts/services/index.ts';
+import { listKeys, readObject, s3Client } from '../scripts/services/s3.ts';
+
+describe('services', () => {
+  it('starts a real S3 server, gives each server a fresh bucket and log file, and removes its data on stop', async () => {
+    const before = liveServerCount();
+    const services = await startServices([{ kind: 's3', latencyMs: 20 }, { kind: 'log-file' }]);
+    const first = await services.prepare();
+    const second = await services.prepare();
+    expect(first.contexts.s3!.bucket).not.toBe(second.contexts.s3!.bucket);
+    expect(first.env.S3_ENDPOINT).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.env.LOG_FILE).not.toBe(second.env.LOG_FILE);
+    expect(existsSync(first.contexts.logFile!)).toBe(true);
+
+    const s3 = first.contexts.s3!;
+    const started = Date.now();
+    await s3Client(s3).send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'a/1.txt', Body: 'hello' }));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(20); // the set latency is applied
+    expect(await listKeys(s3)).toEqual(['a/1.txt']);
+    expect(await listKeys(second.contexts.s3!)).toEqual([]);
+    expect(await readObject(s3, 'a/1.txt')).toBe('hello');
+
+    const folder = path.dirname(first.contexts.logFile!);
+    await services.stop();
+    expect(existsSync(folder)).toBe(false);
+    expect(liveServerCount()).toBe(before);
+  });
+
+  it('says clearly when the S3 port is taken, and leaves nothing behind', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const error = await startServices([{ kind: 's3', port }]).catch((e: unknown) => e);
+      expect(String(error)).toMatch(new RegExp(`S3 service \\(s3rver\\) did not start: port ${port} .* in use`));
+      expect(liveServerCount()).toBe(0);
+    } finally {
+      blocker.close();
+    }
+  });
+});
