@@ -32,10 +32,34 @@ describe('report', () => {
     expect(text).toMatch(/ceiling\s+█{40}\s+12,000/);
     expect(text).toMatch(/stage 1\s+█{26}\S*\s+8,000/);
     // stage 1 against broken: 133.3x for 10x needed, i.e. >= 600 req/s in this run.
-    expect(text).toMatch(/req\/s vs broken\s+133\.3x \(8,000 req\/s\)\s+≥ 10\.0x\s+≥ 600 req\/s \(broken 60\)\s+\+1233%\s+ok/);
+    expect(text).toMatch(/req\/s vs broken\s+133\.3x \(8,000 req\/s\)\s+≥ 10\.0x\s+≥ 600 req\/s \(broken 60 req\/s\)\s+\+1233%\s+ok/);
     // stage 2 against stage 1: 1.13x for 1.5x needed.
-    expect(text).toMatch(/req\/s vs previous\s+1\.13x \(9,000 req\/s\)\s+≥ 1\.50x\s+≥ 12,000 req\/s \(stage 1 8,000\)\s+-25%\s+short/);
+    expect(text).toMatch(/req\/s vs previous\s+1\.13x \(9,000 req\/s\)\s+≥ 1\.50x\s+≥ 12,000 req\/s \(stage 1 8,000 req\/s\)\s+-25%\s+short/);
     expect(text).toMatch(/FAIL\s*$/);
+  });
+
+  it('shows heap growth and minor-GC share targets in their own units', () => {
+    const runtime = (share: number, count: number) => ({
+      wallMs: 10_000, heapUsed: 50e6, heapTotal: 80e6, rss: 120e6,
+      gc: { minor: { count, ms: share * 10_000, share }, major: { count: 1, ms: 5, share: 0.0005 }, other: { count: 0, ms: 0, share: 0 } },
+      eventLoopDelay: { mean: 1, p50: 1, p90: 2, p99: 3, max: 4 }, activeResources: {},
+    });
+    const heap = (bytesPerSecond: number) => ({ bytesPerSecond, first: 40e6, last: 60e6, peak: 70e6, points: 5 });
+    const manifest = sampleManifest({
+      ceilingFile: undefined,
+      stages: [{ file: '1-fix.ts', title: 'fix', changes: 'fix', targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.1 },
+        { metric: 'minorGcShare', against: 'broken', atMost: 0.34 },
+      ] }],
+    });
+    const servers = [
+      serverRun('broken', 'broken', 100, { heap: heap(8e6), runtime: runtime(0.25, 900) }),
+      serverRun('stage 1', 'stage', 120, { heap: heap(0.2e6), runtime: runtime(0.05, 80) }),
+    ];
+    const text = renderReport({ ...sampleReport(), servers, verdicts: judge(manifest, servers), pass: true });
+    expect(text).toMatch(/heap growth vs broken\s+0\.03x \(0\.20 MB\/s\)\s+≤ 0\.10x\s+≤ 0\.80 MB\/s \(broken 8\.00 MB\/s\)/);
+    expect(text).toMatch(/minor GC share vs broken\s+0\.20x \(5\.0% of time\)\s+≤ 0\.34x/);
+    expect(text).toMatch(/broken\s+50\.0 MB\s+8\.00 MB\/s\s+25\.0% \(900\)/);
   });
 
   it('shows why a server failed, with what it printed', () => {
