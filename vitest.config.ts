@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    benchmark: { include: ['exercises/**/*.bench.ts'] },
     fileParallelism: false,
     maxWorkers: 1,
     pool: 'forks',
