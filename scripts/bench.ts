@@ -157,7 +157,7 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
       noteCrash(run, server, 'during the load');
       return run;
     }
-    if (manifest.afterLoad && run.role !== 'ceiling') {
+    if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
       const { answered } = run.load;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const context = { services: contexts, baseUrl: server.url, answered, connections: manifest.load.connections };

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { demoChoices, runBench, specFor, type ServerSpec } from '../scripts/bench.ts';
+import { demoChoices, nodeFlagsComment, runBench, specFor, type ServerSpec } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
@@ -72,19 +72,31 @@ for (const exercise of exercises) {
     it('has known-wrong fixes, and the correctness probe rejects each of them', async () => {
       const files = wrongFixes(id);
       expect(files.length).toBeGreaterThanOrEqual(3);
-      const specs = files.map((file) => {
+      // Each file names the expectation it must trip, so it is rejected for the right reason: `// probe: ...`
+      // for the probe before any load, `// after-load: ...` for what only shows after work (lost uploads).
+      const named = (file: string, tag: string) => new RegExp(`^// ${tag}: (.+)$`, 'm').exec(readFileSync(file, 'utf8'))?.[1];
+      const wrongSpec = (file: string): ServerSpec => {
         const spec = shippedAsMine(exercise);
-        return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file) }, absoluteFile: file };
-      });
-      const checked = await runBench(exercise, specs, { checkOnly: true });
+        return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) }, absoluteFile: file };
+      };
+      const byProbe = files.filter((file) => named(file, 'probe') !== undefined);
+      const afterLoad = files.filter((file) => named(file, 'after-load') !== undefined);
+      expect(byProbe.length + afterLoad.length, 'every wrong fix names what rejects it (// probe: or // after-load:)').toBe(files.length);
+
+      const checked = await runBench(exercise, byProbe.map(wrongSpec), { checkOnly: true });
       for (const server of checked.servers) {
         expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
         expect(server.check?.ok, `${server.label} passed the correctness probe`).toBe(false);
-        // Each file names the expectation it must trip, so it is rejected for the right reason.
-        const expected = /^\/\/ probe: (.+)$/m.exec(readFileSync(path.join(ROOT, server.file), 'utf8'))?.[1];
-        expect(expected, `${server.file} names the expectation it trips (// probe: ...)`).toBeDefined();
-        expect(server.check!.failures.join('\n'), server.label).toContain(expected);
+        expect(server.check!.failures.join('\n'), server.label).toContain(named(path.join(ROOT, server.file), 'probe'));
       }
-    }, 120_000);
+      if (afterLoad.length === 0) return;
+      const loaded = await runBench(exercise, afterLoad.map(wrongSpec), { judge: false });
+      for (const server of loaded.servers) {
+        expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
+        expect(server.check?.ok, `${server.label} should pass the probe before the load: ${server.check?.failures.join('; ')}`).toBe(true);
+        expect(server.afterLoad?.ok, `${server.label} passed the after-load check`).toBe(false);
+        expect(server.afterLoad!.failures.join('\n'), server.label).toContain(named(path.join(ROOT, server.file), 'after-load'));
+      }
+    }, 300_000);
   });
 }

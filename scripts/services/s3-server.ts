@@ -11,7 +11,26 @@ if (!directory) throw new Error('S3_DIRECTORY must name the folder for the data'
 
 const s3rver = new S3rver({ directory, silent: true, resetOnClose: false });
 const handle = s3rver.callback();
+
+// Objects stored per bucket, counted as PUTs answered 2xx. A listing taken while objects are being
+// written can fail in s3rver, so probes watch this count to know when uploads have settled, then list.
+// Served on /_hotpath/stored, a path no S3 bucket can have (bucket names have no underscore).
+const stored: Record<string, number> = {};
+function countStored(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const [bucket, key] = (req.url ?? '').slice(1).split(/\/(.*)/s);
+  if (req.method !== 'PUT' || !bucket || !key || key.includes('uploadId=')) return;
+  res.once('finish', () => {
+    if (res.statusCode >= 200 && res.statusCode < 300) stored[bucket] = (stored[bucket] ?? 0) + 1;
+  });
+}
+
 const server = http.createServer((req, res) => {
+  if (req.url === '/_hotpath/stored') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(stored));
+    return;
+  }
+  countStored(req, res);
   if (latencyMs > 0) setTimeout(() => handle(req, res), latencyMs);
   else handle(req, res);
 });

@@ -1,6 +1,6 @@
 // The S3 service: a real s3rver in its own process, a fresh bucket per server run, and the client calls
 // the correctness probes use to look inside the bucket.
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startServer, type RunningServer } from '../server-process.ts';
 
 const S3_SERVER = new URL('./s3-server.ts', import.meta.url).pathname;
@@ -51,17 +51,66 @@ export function s3Client(context: S3Context): S3Client {
   return new S3Client({ endpoint: context.endpoint, region: REGION, forcePathStyle: true, credentials: CREDENTIALS });
 }
 
-/** Every key in the bucket (ListObjectsV2 pages through 1,000 at a time). */
-export async function listKeys(context: S3Context): Promise<string[]> {
+/**
+ * Every key in the bucket, 1,000 a page. s3rver may answer a listing with a 500 when an object is
+ * half-written at that moment, so a failed listing is retried.
+ */
+export async function listKeys(context: S3Context, attempts = 8): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await listOnce(context);
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+// ListObjects (v1) pages with a Marker, the last key seen. s3rver's v2 continuation tokens use DES, which
+// OpenSSL 3 (Node 17 and later) no longer has: any v2 listing past 1,000 keys fails with a 500.
+async function listOnce(context: S3Context): Promise<string[]> {
   const client = s3Client(context);
   const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: context.bucket, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys;
+  let marker: string | undefined;
+  for (;;) {
+    const page = await client.send(new ListObjectsCommand({ Bucket: context.bucket, Marker: marker }));
+    const contents = page.Contents ?? [];
+    for (const object of contents) if (object.Key) keys.push(object.Key);
+    if (!page.IsTruncated || contents.length === 0) return keys;
+    marker = keys.at(-1);
+  }
+}
+
+/** How many objects the S3 server has stored in the bucket so far (PUTs answered 2xx). */
+export async function storedCount(context: S3Context): Promise<number> {
+  const response = await fetch(`${context.endpoint}/_hotpath/stored`, { signal: AbortSignal.timeout(5000) });
+  const counts = (await response.json()) as Record<string, number>;
+  return counts[context.bucket] ?? 0;
+}
+
+/**
+ * Waits until the bucket holds `expected` objects, or until no new object has arrived for `quietMs`, or
+ * until `limitMs` has passed; returns the count then. Uploads still running when it returns are late.
+ */
+export async function waitForUploads(
+  context: S3Context,
+  expected: number,
+  options: { quietMs?: number; limitMs?: number; onProgress?: (count: number) => void } = {},
+): Promise<{ count: number; settled: boolean; waitedMs: number }> {
+  const { quietMs = 3000, limitMs = 60_000 } = options;
+  const started = Date.now();
+  let count = await storedCount(context);
+  let lastChange = Date.now();
+  while (count < expected && Date.now() - lastChange < quietMs && Date.now() - started < limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = await storedCount(context);
+    if (now !== count) {
+      count = now;
+      lastChange = Date.now();
+      options.onProgress?.(count);
+    }
+  }
+  return { count, settled: count >= expected || Date.now() - lastChange >= quietMs, waitedMs: Date.now() - started };
 }
 
 export async function readObject(context: S3Context, key: string): Promise<string> {

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { inflateSync } from 'node:zlib';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AfterLoadContext, type CheckContext } from '../../scripts/manifest.ts';
+import { listKeys, readObject, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
+
+/** Tasks the correctness probe runs; the after-load check allows for them in the bucket. */
+const PROBE_TASKS = 2;
+
+/** Decodes a debugging payload as the replay tool would: base64, then inflate, then JSON. */
+function decodePayload(stored: string): { trace?: NetworkTrace; problem?: string } {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(stored)) return { problem: 'it is not base64' };
+  let json: string;
+  try {
+    json = inflateSync(Buffer.from(stored, 'base64')).toString('utf8');
+  } catch {
+    return { problem: 'its base64 does not inflate (it must be deflated, zlib format)' };
+  }
+  try {
+    return { trace: JSON.parse(json) as NetworkTrace };
+  } catch {
+    return { problem: 'it inflates to something that is not JSON' };
+  }
+}
+
+/** Checks one stored payload belongs to `taskId` and holds the whole trace. */
+function expectPayload(expect: Expectations, stored: string, taskId: string, institution?: string): void {
+  const { trace, problem } = decodePayload(stored);
+  if (!expect.expect(Boolean(trace), 'the payload is deflated JSON as base64', problem)) return;
+  expect.expect(trace!.taskId === taskId, 'the payload names its task', `stored under ${taskId}, names ${JSON.stringify(trace!.taskId)}`);
+  if (institution) expect.expect(trace!.institution === institution, 'the payload names the institution', `got ${JSON.stringify(trace!.institution)}`);
+  const entries = Array.isArray(trace!.entries) ? trace!.entries : [];
+  expect.expect(
+    entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
+    `the payload holds the task's ${TRACE_ENTRIES} bank calls with their bodies`,
+    `got ${entries.length} entries`,
+  );
+}
+
+async function waitForObject(s3: S3Context, key: string, timeoutMs = 8000): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await readObject(s3, key);
+    } catch {
+      if (Date.now() > deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const s3 = services.s3;
+  if (!expect.expect(Boolean(s3), 'the S3 service is running')) return expect.result();
+  const tasks = Array.from({ length: PROBE_TASKS }, (_, i) => ({ taskId: `probe-${randomUUID()}`, institution: `ins_probe_${i}` }));
+  for (const task of tasks) {
+    const response = await fetchResponse(`${baseUrl}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(task) });
+    const body = (response.json ?? {}) as Record<string, unknown>;
+    expect.expect(response.status === 200, 'POST /tasks answers 200', `got ${response.status}`);
+    expect.expect(
+      body.taskId === task.taskId && body.institution === task.institution && body.status === 'done' && body.calls === TRACE_ENTRIES,
+      `the answer is the task's summary {taskId, institution, calls: ${TRACE_ENTRIES}, status: "done"}`,
+      `got ${response.text.slice(0, 120)}`,
+    );
+  }
+  for (const task of tasks) {
+    const stored = await waitForObject(s3!, debugKey(task.taskId));
+    if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", `nothing at ${debugKey(task.taskId)} after 8 s`)) continue;
+    expectPayload(expect, stored!, task.taskId, task.institution);
+  }
+  return expect.result();
+}
+
+/** After the load: every task answered has its payload in the bucket, none lost, and they decode. */
+async function afterLoad({ services, answered, connections }: AfterLoadContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const s3 = services.s3!;
+  const settled = await waitForUploads(s3, answered + PROBE_TASKS, { quietMs: 3000, limitMs: 90_000 });
+  const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));
+  // Requests still in flight when the load stopped may have been served without autocannon counting them.
+  const most = answered + 2 * connections;
+  expect.expect(
+    keys.length >= answered,
+    `every task answered under load has its payload in the bucket (${answered.toLocaleString('en-US')} answered, ${keys.length.toLocaleString('en-US')} stored, ` +
+      `the last ${(settled.waitedMs / 1000).toFixed(1)} s after the load stopped)`,
+    `${(answered - keys.length).toLocaleString('en-US')} of ${answered.toLocaleString('en-US')} are missing ${settled.settled ? '(no upload arrived for 3 s)' : 'after 90 s'}`,
+  );
+  expect.expect(keys.length <= most, 'no task uploaded twice', `${keys.length} payloads for at most ${most} tasks`);
+  for (const key of keys.slice(0, 3)) {
+    const taskId = key.slice('debug/'.length, key.indexOf('.json'));
+    expectPayload(expect, await readObject(s3, key), taskId);
+  }
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '02-floating-s3-upload',
+  title: 'The floating S3 upload',
+  caseStudy: {
+    company: 'Plaid',
+    article: 'How we parallelized our Node service by 30x (Plaid engineering)',
+    source: 'shared/seeds/000_c44225373a6ac297.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
+  services: [{ kind: 's3', latencyMs: 200 }],
+  load: {
+    path: '/tasks',
+    method: 'POST',
+    body: JSON.stringify({ institution: 'ins_3' }),
+    headers: { 'content-type': 'application/json' },
+    connections: 30,
+    warmupSeconds: 2,
+    durationSeconds: 10,
+  },
+  check,
+  afterLoad,
+  stages: [
+    {
+      file: '1-raise-the-heap-limit.ts',
+      title: 'raise the heap limit',
+      changes:
+        "The article's first move: --max-old-space-size from the container's 1,536 MB to 6,144 MB. The out-of-memory crash goes away because the heap has room to climb for longer; the climb itself is unchanged. Its target says so: the heap still grows at least half as fast as the broken server's. Nothing in the code changed.",
+      targets: [{ metric: 'heapGrowth', against: 'broken', atLeast: 0.5 }],
+    },
+    {
+      file: '2-size-the-agent.ts',
+      title: 'size the S3 agent',
+      changes:
+        "The S3 client's default HTTP handler allows 50 sockets to a host; with hundreds of tasks a second and a 200 ms upload, the 51st upload waits in the agent's queue with its payload. An agent with 512 sockets lets the uploads go out as fast as they come, and the heap stops piling them up. The upload still floats: if S3 slows down, the pile comes back.",
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.35 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.6 },
+      ],
+    },
+    {
+      file: '3-bound-the-uploads.ts',
+      title: 'bound the uploads',
+      changes:
+        'The upload no longer floats unbounded: at most 128 run at once, and a task waits for a free slot before it answers. When S3 is slow the worker slows with it instead of stacking payloads on its heap, and every payload is still uploaded (the after-load check counts them in the bucket).',
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.1 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.6 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'heapGrowth', against: 'broken', atMost: 0.1 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.6 },
+  ],
+  hints: [
+    'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',
+    'The growth is work left over after each answer. Find what the route starts but does not wait for (a linter would call it a floating promise), and count how many of those are still pending when the load stops.',
+    'The pending uploads are not slow to compress; they are waiting for a socket. What is the default maxSockets of the AWS SDK v3 HTTP handler, and how many uploads a second does this worker start?',
+    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. Then bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots, and a task waits for a free slot before it answers.",
+  ],
+});
