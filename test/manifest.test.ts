@@ -8,6 +8,10 @@ describe('manifest validation', () => {
     expect(validateManifest(sampleManifest())).toEqual([]);
   });
 
+  it('refuses a target against a ceiling that does not exist', () => {
+    expect(validateManifest(sampleManifest({ ceilingFile: undefined }))).toContain('a target is set against the ceiling, but there is no ceilingFile');
+  });
+
   it('names each problem', () => {
     const problems = validateManifest(
       sampleManifest({

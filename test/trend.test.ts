@@ -1,0 +1,54 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nodeFlagsComment } from '../scripts/bench.ts';
+import { heapTrend, slope } from '../scripts/trend.ts';
+
+/** A heap that climbs by `baseline` bytes a second under a sawtooth of garbage collected every 4 s. */
+function sawtooth(baseline: number, seconds = 20): Array<{ wallMs: number; heapUsed: number }> {
+  return Array.from({ length: seconds }, (_, i) => ({
+    wallMs: (i + 1) * 1000,
+    heapUsed: 50e6 + baseline * (i + 1) + (i % 4) * 30e6,
+  }));
+}
+
+describe('heap trend', () => {
+  it('fits a straight line', () => {
+    expect(slope([[0, 1], [1, 3], [2, 5]])).toBeCloseTo(2);
+    expect(slope([[1, 7]])).toBe(0);
+  });
+
+  it('sees through the GC sawtooth: flat stays ~0, a leak shows its rate', () => {
+    const flat = heapTrend(sawtooth(0))!;
+    const leaking = heapTrend(sawtooth(5e6))!;
+    // A 90 MB tooth sampled once a second leaves some aliasing; it stays small beside a leak's rate.
+    expect(Math.abs(flat.bytesPerSecond)).toBeLessThan(1e6);
+    expect(leaking.bytesPerSecond).toBeGreaterThan(4e6);
+    expect(leaking.bytesPerSecond).toBeLessThan(6e6);
+    expect(flat.first).toBe(50e6); // the envelope starts at the lowest sample of the first window
+    expect(leaking.peak).toBeGreaterThan(leaking.last);
+  });
+
+  it('needs a few samples', () => {
+    expect(heapTrend(sawtooth(1e6, 2))).toBeUndefined();
+  });
+});
+
+describe('node-flags comment', () => {
+  const file = (text: string) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-flags-'));
+    writeFileSync(path.join(dir, 'server.ts'), text);
+    return path.join(dir, 'server.ts');
+  };
+
+  it('reads the flags a server file asks for', () => {
+    expect(nodeFlagsComment(file('// node-flags: --max-semi-space-size=64 --trace-gc\nimport x from "y";\n'))).toEqual(['--max-semi-space-size=64', '--trace-gc']);
+    expect(nodeFlagsComment(file('import x from "y";\n'))).toEqual([]);
+    expect(nodeFlagsComment(file('// x node-flags: --not-this\n'))).toEqual([]);
+  });
+
+  it('refuses words that are not flags', () => {
+    expect(() => nodeFlagsComment(file('// node-flags: --inspect; rm -rf /\n'))).toThrow(/takes Node flags.*not: --inspect; rm -rf \//);
+  });
+});
