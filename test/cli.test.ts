@@ -112,3 +112,15 @@ describe('the workshop command', () => {
     for (const pid of pids) expect(isAlive(pid), `server ${pid} outlived the CLI`).toBe(false);
   });
 });
+
+describe('run: the commands it suggests', () => {
+  it('carries the method, headers and body of the load', async () => {
+    const { curlCommand, autocannonCommand } = await import('../scripts/commands/run.ts');
+    const load = { path: '/tasks', method: 'POST' as const, body: `{"a":"it's"}`, headers: { 'content-type': 'application/json' }, connections: 30, warmupSeconds: 2, durationSeconds: 10 };
+    expect(curlCommand('http://127.0.0.1:3000', load)).toBe(`curl -i -X POST -H 'content-type: application/json' -d '{"a":"it'\\''s"}' http://127.0.0.1:3000/tasks`);
+    expect(autocannonCommand('http://127.0.0.1:3000', load)).toBe(
+      `npx autocannon -c 30 -d 10 -m POST -H 'content-type=application/json' -b '{"a":"it'\\''s"}' http://127.0.0.1:3000/tasks`,
+    );
+    expect(curlCommand('http://x', { path: '/seed/v1', connections: 10, warmupSeconds: 2, durationSeconds: 5 })).toBe('curl -i http://x/seed/v1');
+  });
+});

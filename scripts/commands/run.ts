@@ -1,6 +1,7 @@
 import { benchProgress } from '../bench-progress.ts';
 import { runBench, specFor, type ServerChoice } from '../bench.ts';
 import type { Exercise } from '../exercises.ts';
+import type { LoadProfile } from '../manifest.ts';
 import { bold, dim } from '../format.ts';
 import { renderJson, renderReport } from '../report.ts';
 import { startServer } from '../server-process.ts';
@@ -28,12 +29,11 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
     const nodeFlags = [...spec.run.nodeFlags, ...options.nodeFlags];
     const server = await startServer(spec.absoluteFile, { port: options.port, nodeFlags, env, echo: true });
     const { load } = exercise.manifest;
-    const method = load.method && load.method !== 'GET' ? ` -m ${load.method}` : '';
     process.stderr.write(
       `${bold(`${spec.run.label} (${spec.run.file})`)} is listening on ${bold(server.url + load.path)}\n` +
         (nodeFlags.length > 0 ? dim(`Node flags: ${nodeFlags.join(' ')}\n`) : '') +
         services.describe().map((line) => dim(`${line}\n`)).join('') +
-        dim(`Try: curl -i${method} ${server.url}${load.path}    Load it: npx autocannon${method} -c ${load.connections} -d ${load.durationSeconds} ${server.url}${load.path}\n`) +
+        dim(`Try:     ${curlCommand(server.url, load)}\nLoad it: ${autocannonCommand(server.url, load)}\n`) +
         dim('Ctrl-C stops it.\n'),
     );
     const exit = await server.exited;
@@ -42,4 +42,26 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
   } finally {
     await services.stop();
   }
+}
+
+const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** A curl command that sends one request of the exercise's load. */
+export function curlCommand(url: string, load: LoadProfile): string {
+  const parts = ['curl -i'];
+  if (load.method && load.method !== 'GET') parts.push(`-X ${load.method}`);
+  for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}: ${value}`)}`);
+  if (load.body !== undefined) parts.push(`-d ${quote(load.body)}`);
+  parts.push(url + load.path);
+  return parts.join(' ');
+}
+
+/** The autocannon command line for the exercise's load. */
+export function autocannonCommand(url: string, load: LoadProfile): string {
+  const parts = [`npx autocannon -c ${load.connections} -d ${load.durationSeconds}`];
+  if (load.method && load.method !== 'GET') parts.push(`-m ${load.method}`);
+  for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}=${value}`)}`);
+  if (load.body !== undefined) parts.push(`-b ${quote(load.body)}`);
+  parts.push(url + load.path);
+  return parts.join(' ');
 }
