@@ -1,0 +1,114 @@
+import { isDeepStrictEqual } from 'node:util';
+import { inflateSync } from 'node:zlib';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise } from '../../scripts/manifest.ts';
+import { buildTrace, summarize } from './trace.ts';
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+interface TaskBody {
+  seed?: unknown;
+  result?: unknown;
+  debug?: unknown;
+}
+
+function bodyOf(json: unknown): TaskBody {
+  return typeof json === 'object' && json !== null ? (json as TaskBody) : {};
+}
+
+/** Inflates the debug field; says what is wrong with it when it cannot. */
+function decode(debug: unknown): { text?: string; problem?: string } {
+  if (typeof debug !== 'string' || debug.length === 0) return { problem: `got ${JSON.stringify(debug)?.slice(0, 40)}` };
+  if (!BASE64.test(debug)) {
+    const at = debug.search(/[^A-Za-z0-9+/=]|=[^=]/);
+    return { problem: `not one base64 string (${debug.length} characters, unexpected "${debug[at] ?? ''}" at ${at})` };
+  }
+  const bytes = Buffer.from(debug, 'base64');
+  try {
+    return { text: inflateSync(bytes).toString('utf8') };
+  } catch (error) {
+    const head = bytes.subarray(0, 2).toString('hex');
+    const kind = head === '1f8b' ? 'gzip data, not zlib deflate' : head.startsWith('5b') || head.startsWith('7b') ? 'plain JSON, not compressed' : `first bytes ${head}`;
+    return { problem: `${(error as Error).message} (${kind})` };
+  }
+}
+
+/** Runs one task and checks everything in its answer against the trace rebuilt from its seed. */
+async function expectTask(expect: Expectations, baseUrl: string, seed?: number): Promise<number | undefined> {
+  const path = seed === undefined ? '/tasks/run' : `/tasks/run?seed=${seed}`;
+  const response = await fetchResponse(baseUrl + path, {}, 15_000);
+  const body = bodyOf(response.json);
+  if (!expect.expect(response.status === 200, `GET ${path} answers 200`, `got ${response.status}: ${response.text.slice(0, 80)}`)) return undefined;
+  const okSeed = seed === undefined ? Number.isInteger(body.seed) : body.seed === seed;
+  expect.expect(okSeed, seed === undefined ? 'a task without a seed reports the seed it drew' : 'the task reports the seed it was given', `got ${JSON.stringify(body.seed)}`);
+  if (!okSeed) return undefined;
+  const taskSeed = body.seed as number;
+  const trace = buildTrace(taskSeed);
+  expect.expect(isDeepStrictEqual(body.result, summarize(trace)), 'result summarizes the task\'s transactions', `seed ${taskSeed}: got ${JSON.stringify(body.result)?.slice(0, 80)}`);
+  const { text, problem } = decode(body.debug);
+  if (!expect.expect(text !== undefined, 'debug is base64 of zlib-deflated data', `seed ${taskSeed}: ${problem}`)) return taskSeed;
+  const expected = JSON.stringify(trace);
+  let detail = `seed ${taskSeed}: ${text!.length} bytes, expected ${expected.length}`;
+  if (text !== expected) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text!);
+    } catch {
+      parsed = undefined;
+    }
+    if (isDeepStrictEqual(parsed, trace)) detail += '; the same data, written differently: the payload must be compact JSON, as JSON.stringify writes it';
+    else if (parsed === undefined) detail += expected.startsWith(text!) ? '; it is the start of the trace, cut short' : '; it is not JSON';
+    else detail += '; different data: is it the trace of this seed?';
+  }
+  expect.expect(text === expected, "debug decodes to exactly JSON.stringify of the seed's trace", detail);
+  return taskSeed;
+}
+
+async function check(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  for (const seed of [7, 2_024, 4_294_967_295]) await expectTask(expect, baseUrl, seed);
+  const drawn: (number | undefined)[] = [];
+  for (let i = 0; i < 3; i++) drawn.push(await expectTask(expect, baseUrl));
+  expect.expect(new Set(drawn).size === drawn.length, 'every task without a seed is a new task with its own seed', `seeds ${drawn.join(', ')}`);
+  const bad = await fetchResponse(`${baseUrl}/tasks/run?seed=banana`);
+  expect.expect(bad.status === 400, 'a seed that is not an integer answers 400', `got ${bad.status}`);
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '03-bfj-slowness',
+  title: 'The unfriendly JSON streamer',
+  caseStudy: {
+    company: 'Plaid',
+    article: 'How we parallelized our Node.js service by 30x (German translation)',
+    source: 'shared/seeds/000_c44225373a6ac297.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 6 },
+  check,
+  stages: [
+    {
+      file: '1-jsonstream.ts',
+      title: 'JSONStream instead of bfj',
+      changes:
+        "bfj.streamify pushed every token of the JSON as its own chunk, tens of thousands per task, and each one was a separate write into zlib. JSONStream serializes each trace event with JSON.stringify and writes one chunk per event, about a thousand per task. Its open, separator and close strings are set to '[', ',' and ']' so the text stays exactly JSON.stringify's.",
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+    },
+    {
+      file: '2-stringify-then-deflate.ts',
+      title: 'one string, one deflate',
+      changes:
+        'The trace already sits in memory whole, so streaming it saves nothing. JSON.stringify makes one string, zlib.deflate compresses it in one call on the thread pool, and Buffer#toString makes the base64: one chunk instead of a thousand.',
+      targets: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 3 }],
+    },
+  ],
+  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+  hints: [
+    'Load it (`npm run workshop -- run 03 --load`) and read the runtime figures: the event loop is hardly delayed, yet ~10 tasks a second finish, though a task waits only 20 ms on the bank. Time the steps of the handler with performance.now(): which one takes the time?',
+    'Profile it with a flame graph (the 0x command is in the README). The widest frames belong to node:zlib (processChunk) and to bfj (streamify.js, eventify.js), and the process sits idle for a third of the samples. Count the chunks: `let n = 0; stream.on(\'data\', () => n++)` on bfj.streamify(trace), and log n when it ends.',
+    'bfj pushes every token of the JSON as a chunk of its own (each brace, comma, key and value): about 16,000 for one task. Each chunk is a separate write into zlib, and each zlib write is a round trip to the libuv thread pool. The article switched to JSONStream, which writes one chunk per value you give it.',
+    "JSONStream.stringify(open, separator, close) runs JSON.stringify on each value written to it. Write the trace's events one by one. Its defaults ('[\\n', '\\n,\\n', '\\n]\\n') add newlines; the probe wants exactly JSON.stringify's text, so pass '[', ',' and ']'. That is stage 1, about 15x.",
+    'JSONStream still makes one zlib write per event, about 1,600 per task. The trace already sits in memory whole, and it is ~65 KB: JSON.stringify it, deflate it in one call (promisify(zlib.deflate)) and .toString(\'base64\') the result. To keep streaming, join the chunks into 64 KB blocks before createDeflate instead. `npm run bench` compares them all.',
+  ],
+});
