@@ -21,6 +21,11 @@ export function renderReport(report: RunReport): string {
   const measured = report.servers.filter((s) => s.load);
   if (measured.length > 0) lines.push('', bold('req/s'), bars(report.servers));
   if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
+  const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);
+  if (afterLoad.length > 0) {
+    lines.push('', bold('after the load'));
+    for (const server of afterLoad) lines.push(...server.afterLoad!.passed.map((line) => `${server.label}: ${green('✓')} ${line}`));
+  }
   const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok) || (s.afterLoad && !s.afterLoad.ok));
   for (const server of failures) lines.push('', serverProblems(server));
   if (report.verdicts.length > 0) {
