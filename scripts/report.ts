@@ -24,7 +24,10 @@ export function renderReport(report: RunReport): string {
   const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);
   if (afterLoad.length > 0) {
     lines.push('', bold('after the load'));
-    for (const server of afterLoad) lines.push(...server.afterLoad!.passed.map((line) => `${server.label}: ${green('✓')} ${line}`));
+    for (const server of afterLoad) {
+      const [first, ...rest] = server.afterLoad!.passed;
+      lines.push(`${server.label}: ${green('✓')} ${first}${rest.length > 0 ? dim(` (and ${rest.length} more checks)`) : ''}`);
+    }
   }
   const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok) || (s.afterLoad && !s.afterLoad.ok));
   for (const server of failures) lines.push('', serverProblems(server));
