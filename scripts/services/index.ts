@@ -36,6 +36,7 @@ export async function startServices(requests: ServiceRequest[] = []): Promise<Se
   liveFolders.add(folder);
   let s3: S3Service | undefined;
   let logFiles = 0;
+  let lastLogFile: string | undefined;
   const stop = async () => {
     await s3?.stop();
     rmSync(folder, { recursive: true, force: true });
@@ -69,6 +70,7 @@ export async function startServices(requests: ServiceRequest[] = []): Promise<Se
         const logFile = path.join(folder, `server-${++logFiles}.log`);
         writeFileSync(logFile, '');
         env.LOG_FILE = logFile;
+        lastLogFile = logFile;
         contexts.logFile = logFile;
       }
       return { env, contexts };
@@ -76,7 +78,7 @@ export async function startServices(requests: ServiceRequest[] = []): Promise<Se
     describe() {
       const lines: string[] = [];
       if (s3) lines.push(`S3 (s3rver) at ${s3.endpoint}, data in ${folder}`);
-      if (wantsLogFile) lines.push(`log file in ${folder}`);
+      if (wantsLogFile) lines.push(lastLogFile ? `log file: ${lastLogFile}` : `log files in ${folder}`);
       return lines;
     },
     stop,
