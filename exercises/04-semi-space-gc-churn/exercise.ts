@@ -1,0 +1,124 @@
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise } from '../../scripts/manifest.ts';
+import { PAGES_PER_STATEMENT, TRANSACTION_POOL, TRANSACTIONS_PER_PAGE, pageEntries, statementNumber } from './bank.ts';
+
+interface Expected {
+  transactions: number;
+  pending: number;
+  totals: Record<string, number>;
+}
+
+// The probe's own reading of the pool, from the same serialized text the bank sends.
+const POOL = TRANSACTION_POOL.map((text) => JSON.parse(text) as { account: string; amount: number; pending: boolean });
+
+/** What a correct worker answers for statement `n`: worked out from the bank's pages, not from the server. */
+function expectedSummary(n: number): Expected {
+  const totals: Record<string, number> = {};
+  let pending = 0;
+  for (let page = 0; page < PAGES_PER_STATEMENT; page++) {
+    for (const index of pageEntries(n, page)) {
+      const transaction = POOL[index]!;
+      if (transaction.pending) pending += 1;
+      else totals[transaction.account] = (totals[transaction.account] ?? 0) + Math.round(transaction.amount * 100);
+    }
+  }
+  return { transactions: PAGES_PER_STATEMENT * TRANSACTIONS_PER_PAGE, pending, totals };
+}
+
+function sameTotals(a: unknown, b: Record<string, number>): boolean {
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) return false;
+  const entries = Object.entries(a as Record<string, unknown>);
+  return entries.length === Object.keys(b).length && entries.every(([account, cents]) => cents === b[account]);
+}
+
+interface Answer {
+  statement?: number;
+  ok: { status: boolean; count: boolean; pending: boolean; totals: boolean };
+  detail: string;
+}
+
+async function refresh(baseUrl: string): Promise<Answer> {
+  const response = await fetchResponse(`${baseUrl}/refresh`, {}, 10_000);
+  const body = (typeof response.json === 'object' && response.json !== null ? response.json : {}) as Record<string, unknown>;
+  const statement = statementNumber(body.statement_id);
+  const expected = statement === undefined ? undefined : expectedSummary(statement);
+  const ok = {
+    status: response.status === 200 && statement !== undefined,
+    count: expected !== undefined && body.transactions === expected.transactions,
+    pending: expected !== undefined && body.pending === expected.pending,
+    totals: expected !== undefined && sameTotals(body.totals, expected.totals),
+  };
+  const detail = expected
+    ? `${String(body.statement_id)}: got ${JSON.stringify({ transactions: body.transactions, pending: body.pending, totals: body.totals })}, expected ${JSON.stringify(expected)}`
+    : `status ${response.status}, body ${response.text.slice(0, 120)}`;
+  return { statement, ok, detail };
+}
+
+async function check(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  // One refresh at a time, then eight that overlap, as they do under load.
+  const answers = [await refresh(baseUrl), await refresh(baseUrl)];
+  const overlapping = await Promise.all(Array.from({ length: 8 }, () => refresh(baseUrl)));
+  const all = [...answers, ...overlapping];
+  const firstBad = (key: keyof Answer['ok'], list = all) => list.find((a) => !a.ok[key])?.detail;
+
+  expect.expect(all.every((a) => a.ok.status), 'GET /refresh answers 200 with the statement_id the bank opened', firstBad('status'));
+  const ids = all.map((a) => a.statement);
+  expect.expect(new Set(ids).size === ids.length, 'each refresh opens a new statement', `statements ${ids.join(', ')}`);
+  expect.expect(
+    all.every((a) => a.ok.count),
+    `transactions counts every transaction on all ${PAGES_PER_STATEMENT} pages (${PAGES_PER_STATEMENT * TRANSACTIONS_PER_PAGE})`,
+    firstBad('count'),
+  );
+  expect.expect(all.every((a) => a.ok.pending), 'pending counts the pending transactions', firstBad('pending'));
+  expect.expect(answers.every((a) => a.ok.totals), 'totals are the posted amounts per account, in cents', firstBad('totals', answers));
+  expect.expect(overlapping.every((a) => a.ok.totals), 'totals stay right when refreshes overlap', firstBad('totals', overlapping));
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '04-semi-space-gc-churn',
+  title: 'Young-generation churn in a parallel worker',
+  caseStudy: {
+    company: 'Plaid',
+    article: 'How we parallelized our Node service by 30x (Plaid engineering blog; German translation)',
+    source: 'shared/seeds/000_c44225373a6ac297.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  load: { path: '/refresh', connections: 30, warmupSeconds: 2, durationSeconds: 6 },
+  check,
+  stages: [
+    {
+      file: '1-bigger-semi-space.ts',
+      title: 'bigger semi-space',
+      changes:
+        "The code is the shipped code; only the Node flag changes: `// node-flags: --max-semi-space-size=128` at the top of the file. A scavenge costs what survives it, and with 16 MB semi-spaces (the default here) every scavenge found ~30 refreshes' parsed pages still alive, copied them, and promoted them to the old generation. With 128 MB the young generation fills about eight times less often, and most pages belong to refreshes that have already answered. 64 MB is not enough here: the 30 refreshes in flight allocate about that much while one of them runs. The price is memory (RSS ~390 MB instead of ~200 MB).",
+      targets: [
+        { metric: 'minorGcShare', against: 'broken', atMost: 1 / 3 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.2 },
+      ],
+    },
+    {
+      file: '2-keep-only-the-totals.ts',
+      title: 'keep only the totals',
+      changes:
+        'Back to the default semi-space, and the code allocates less instead: each page is folded into the refresh\'s running totals as soon as it is parsed, and the parsed page is dropped before the next wait on the bank. A scavenge now finds little alive but the page being parsed, so it has almost nothing to copy. Same throughput as stage 1 without the flag and without its memory; no flatMap copy of the transactions either.',
+      targets: [
+        { metric: 'minorGcShare', against: 'broken', atMost: 1 / 3 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.2 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'minorGcShare', against: 'broken', atMost: 1 / 3 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.2 },
+  ],
+  hints: [
+    'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',
+    '"minor GC" is the scavenger, which collects the young generation. A scavenge costs what is still alive when it runs, not what died. Which objects does a refresh keep alive across its waits on the bank, and how many refreshes are in flight at once?',
+    'Watch each scavenge: put `// node-flags: --trace-gc` near the top of server.ts, start it with `npm run workshop -- run 04` and load it from another terminal with the autocannon command it prints. Compare the heap before and after each Scavenge line, and the milliseconds each one takes.',
+    'The article\'s first fix was a flag: `--max-semi-space-size` (in MB) makes the young generation bigger, so it fills less often and more of what it holds is dead by then. Try 32, 64 and 128 in the `// node-flags:` comment and watch the "minor GC (n)" column and the process\'s memory. Why is 64 not enough here?',
+    'The fix that needs no flag: do not keep what you will not use. The answer needs a handful of numbers, not the pages. Fold each page into the running totals right after JSON.parse, and let the page go before the next `await`.',
+  ],
+});
