@@ -60,6 +60,13 @@ export interface Stage {
   changes: string;
   targets: Target[];
   nodeFlags?: string[];
+  /**
+   * The Node major versions on which this stage's targets are known to hold, when not all of them: a
+   * runtime flag's effect can change with V8. Elsewhere the stage is still run and shown, marked with
+   * `otherVersions`, the measured reason, and the author check does not hold it to its targets.
+   */
+  nodeMajors?: number[];
+  otherVersions?: string;
 }
 
 export interface ExerciseManifest {
@@ -121,6 +128,7 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (files.has(stage.file)) problems.push(`${where}: file "${stage.file}" is used twice`);
     files.add(stage.file);
     if (stage.targets.length === 0) problems.push(`${where}: has no target`);
+    if (stage.nodeMajors && !stage.otherVersions) problems.push(`${where}: nodeMajors needs otherVersions, the reason it does not hold elsewhere`);
     for (const target of stage.targets) problems.push(...validateTarget(target, where));
   });
   for (const target of manifest.goal) {
@@ -138,4 +146,9 @@ function validateTarget(target: Target, where: string): string[] {
     problems.push(`${where}: a target's ratio must be a positive number`);
   }
   return problems;
+}
+
+/** Whether a stage's targets are expected to hold on the running Node (see Stage.nodeMajors). */
+export function stageHoldsHere(stage: Stage, version = process.versions.node): boolean {
+  return !stage.nodeMajors || stage.nodeMajors.includes(Number(version.split('.')[0]));
 }

@@ -131,6 +131,7 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
     );
   }
   for (const problem of verdict.problems) lines.push(`    ${red('✗')} ${problem}`);
+  if (verdict.notExpectedHere) lines.push(`    ${yellow('note:')} ${verdict.notExpectedHere}`);
   return lines.join('\n');
 }
 

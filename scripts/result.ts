@@ -53,6 +53,8 @@ export interface ServerVerdict {
   targets: TargetResult[];
   /** Everything that fails this server apart from its targets: errors, timeouts, non-2xx, a failed check. */
   problems: string[];
+  /** Set when this stage's targets are not expected to hold on this Node version, with the reason. */
+  notExpectedHere?: string;
 }
 
 export interface RunReport {

@@ -1,5 +1,5 @@
 // Judges each server of a run against its targets, as ratios to references measured in the same run.
-import type { ExerciseManifest, Metric, Reference, Target } from './manifest.ts';
+import { stageHoldsHere, type ExerciseManifest, type Metric, type Reference, type Target } from './manifest.ts';
 import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
 
 import { integer, percent } from './format.ts';
@@ -96,6 +96,10 @@ export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerd
     .map((run) => {
       const targets = targetsFor(manifest, run).map((target) => judgeTarget(runs, run, target));
       const problems = honestyProblems(run);
-      return { label: run.label, pass: problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass), targets, problems };
+      const stage = run.role === 'stage' && run.stage !== undefined ? manifest.stages[run.stage - 1] : undefined;
+      const notExpectedHere =
+        stage && !stageHoldsHere(stage) ? `on Node ${process.versions.node.split('.')[0]} this stage is not expected to reach its targets: ${stage.otherVersions}` : undefined;
+      const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
+      return { label: run.label, pass, targets, problems, ...(notExpectedHere ? { notExpectedHere } : {}) };
     });
 }

@@ -61,8 +61,10 @@ for (const exercise of exercises) {
       expect(mine.pass).toBe(false);
     });
 
-    it.each(stages.map((stage, i) => [i + 1, stage.title] as const))('stage %i (%s) reaches every target', (stage) => {
+    it.for(stages.map((stage, i) => [i + 1, stage.title] as const))('stage %i (%s) reaches every target', ([stage], context) => {
       const verdict = verdictOf(`stage ${stage}`);
+      // Marked in the manifest as not holding on this Node version, with the measured reason: shown, not held.
+      if (verdict.notExpectedHere) return context.skip(verdict.notExpectedHere);
       expect(verdict.problems).toEqual([]);
       for (const target of verdict.targets) {
         expect(target.pass, `${target.name}: ${target.ratio?.toFixed(2)} (margin ${target.margin?.toFixed(2)})`).toBe(true);

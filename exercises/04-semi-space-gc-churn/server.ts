@@ -1,9 +1,11 @@
+// node-flags: --max-semi-space-size=16
+// The line above pins the young generation's semi-space at 16 MB, the default of Node 20 and 22 (and of
+// the Node Plaid ran). Node 24 starts with a larger one; pinned, the worker behaves alike on all three.
 // Exercise 04: young-generation churn in a parallel worker.
 // A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
 // a new statement, reads its pages one after the other, and answers with the totals per account. Around
 // 30 refreshes are in flight at once. Find out where the time goes (see README.md), then fix this file.
-// To start this file with Node flags, write them in a comment within its first 30 lines:
-//   `// node-flags: --flag=value` at the start of a line (README.md, "Node flags for your file").
+// Node flags for this file go on its node-flags line (README.md, "Node flags for your file").
 import restify from 'restify';
 // The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.
 import { Bank } from '../../exercises/04-semi-space-gc-churn/bank.ts';

@@ -1,5 +1,6 @@
 // Exercise 04, stage 1: a bigger semi-space. The code is the shipped code, unchanged; only the flag in the
-// comment below is new. The workshop starts this file with it (the manifest adds no flag of its own).
+// node-flags comment below changed (16 to 128). The workshop starts this file with it (the manifest adds
+// no flag of its own).
 // A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
 // a new statement, reads its pages one after the other, and answers with the totals per account. Around
 // 30 refreshes are in flight at once. Find out where the time goes (see README.md), then fix this file.
