@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { nodeFlagsComment } from '../scripts/bench.ts';
 import { heapTrend, slope } from '../scripts/trend.ts';
 
@@ -36,10 +36,13 @@ describe('heap trend', () => {
 });
 
 describe('node-flags comment', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-flags-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
   const file = (text: string) => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-flags-'));
-    writeFileSync(path.join(dir, 'server.ts'), text);
-    return path.join(dir, 'server.ts');
+    const name = path.join(dir, `server-${++files}.ts`);
+    writeFileSync(name, text);
+    return name;
   };
 
   it('reads the flags a server file asks for', () => {
