@@ -1,12 +1,16 @@
-// The services an exercise declares in its manifest (a real S3 server, a log file the probe can read),
+// The services an exercise declares in its manifest (a real S3 server, a log file the probe can read, ...),
 // started before its servers and stopped after them, each with its data in a temporary folder that goes
 // with it. Every server run gets fresh state: its own bucket, its own log file.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//
+// A new kind of service: a module with a start function returning a StartedService, a variant in the
+// manifest's ServiceRequest, a field in ServiceContexts if probes need it, and a case in startOne below.
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ServiceRequest } from '../manifest.ts';
 import { ServerStartError } from '../server-process.ts';
-import { startS3, type S3Context, type S3Service } from './s3.ts';
+import { startLogFiles } from './log-file.ts';
+import { startS3, type S3Context } from './s3.ts';
 
 /** What a correctness probe may use of the services, for the server it is checking. */
 export interface ServiceContexts {
@@ -15,12 +19,42 @@ export interface ServiceContexts {
   logFile?: string;
 }
 
+/** Fresh state for one server: the environment it gets and what its probe may look at. */
+export interface PreparedService {
+  env: Record<string, string>;
+  contexts: ServiceContexts;
+}
+
+/** One running service, as each kind's module returns it. */
+export interface StartedService {
+  prepare(): Promise<PreparedService>;
+  /** One line for `run` to print: what runs where. */
+  describe(): string;
+  stop(): Promise<void>;
+}
+
 export interface Services {
-  /** Fresh state for the next server: the environment it gets and what its probe may look at. */
-  prepare(): Promise<{ env: Record<string, string>; contexts: ServiceContexts }>;
+  /** Fresh state for the next server, from every service. */
+  prepare(): Promise<PreparedService>;
   /** One line per service, for `run` to print. */
   describe(): string[];
   stop(): Promise<void>;
+}
+
+/** The name a start failure is reported under: "the S3 service (s3rver) did not start: ...". */
+const NAMES: Record<ServiceRequest['kind'], string> = {
+  s3: 'S3 service (s3rver)',
+  'log-file': 'log file',
+};
+
+function startOne(request: ServiceRequest, folder: string): Promise<StartedService> {
+  const data = path.join(folder, request.kind);
+  switch (request.kind) {
+    case 's3':
+      return startS3(data, request);
+    case 'log-file':
+      return startLogFiles(data);
+  }
 }
 
 const liveFolders = new Set<string>();
@@ -34,53 +68,36 @@ export function removeServiceDataNow(): void {
 export async function startServices(requests: ServiceRequest[] = []): Promise<Services> {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-services-'));
   liveFolders.add(folder);
-  let s3: S3Service | undefined;
-  let logFiles = 0;
-  let lastLogFile: string | undefined;
+  const started: StartedService[] = [];
   const stop = async () => {
-    await s3?.stop();
+    for (const service of [...started].reverse()) await service.stop();
+    started.length = 0;
     rmSync(folder, { recursive: true, force: true });
     liveFolders.delete(folder);
   };
   try {
     for (const request of requests) {
-      if (request.kind === 's3') {
-        const data = path.join(folder, 's3');
-        s3 = await startS3(data, request).catch((error: unknown) => {
-          const why = error instanceof Error ? error.message : String(error);
-          throw new ServerStartError(`the S3 service (s3rver) did not start: ${why}`, error instanceof ServerStartError ? error.output : '');
-        });
-      }
+      const service = await startOne(request, folder).catch((error: unknown) => {
+        const why = error instanceof Error ? error.message : String(error);
+        throw new ServerStartError(`the ${NAMES[request.kind]} did not start: ${why}`, error instanceof ServerStartError ? error.output : '');
+      });
+      started.push(service);
     }
   } catch (error) {
     await stop();
     throw error;
   }
-  const wantsLogFile = requests.some((r) => r.kind === 'log-file');
   return {
     async prepare() {
-      const env: Record<string, string> = {};
-      const contexts: ServiceContexts = {};
-      if (s3) {
-        const bucket = await s3.newBucket();
-        Object.assign(env, bucket.env);
-        contexts.s3 = bucket.context;
+      const prepared: PreparedService = { env: {}, contexts: {} };
+      for (const service of started) {
+        const { env, contexts } = await service.prepare();
+        Object.assign(prepared.env, env);
+        Object.assign(prepared.contexts, contexts);
       }
-      if (wantsLogFile) {
-        const logFile = path.join(folder, `server-${++logFiles}.log`);
-        writeFileSync(logFile, '');
-        env.LOG_FILE = logFile;
-        lastLogFile = logFile;
-        contexts.logFile = logFile;
-      }
-      return { env, contexts };
+      return prepared;
     },
-    describe() {
-      const lines: string[] = [];
-      if (s3) lines.push(`S3 (s3rver) at ${s3.endpoint}, data in ${folder}`);
-      if (wantsLogFile) lines.push(lastLogFile ? `log file: ${lastLogFile}` : `log files in ${folder}`);
-      return lines;
-    },
+    describe: () => started.map((service) => service.describe()),
     stop,
   };
 }

@@ -2,6 +2,7 @@
 // the correctness probes use to look inside the bucket.
 import { CreateBucketCommand, GetObjectCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startServer, type RunningServer } from '../server-process.ts';
+import type { StartedService } from './index.ts';
 
 const S3_SERVER = new URL('./s3-server.ts', import.meta.url).pathname;
 /** s3rver accepts any key pair; these are its documented defaults. */
@@ -13,14 +14,7 @@ export interface S3Context {
   bucket: string;
 }
 
-export interface S3Service {
-  endpoint: string;
-  /** A new, empty bucket for the next server, and the environment that points the server at it. */
-  newBucket(): Promise<{ env: Record<string, string>; context: S3Context }>;
-  stop(): Promise<void>;
-}
-
-export async function startS3(directory: string, options: { latencyMs?: number; port?: number }): Promise<S3Service> {
+export async function startS3(directory: string, options: { latencyMs?: number; port?: number }): Promise<StartedService> {
   const server: RunningServer = await startServer(S3_SERVER, {
     port: options.port,
     env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0) },
@@ -28,8 +22,8 @@ export async function startS3(directory: string, options: { latencyMs?: number; 
   const endpoint = server.url;
   let buckets = 0;
   return {
-    endpoint,
-    async newBucket() {
+    // A new, empty bucket for the next server, and the environment that points the server at it.
+    async prepare() {
       const context = { endpoint, bucket: `tasks-${++buckets}` };
       await s3Client(context).send(new CreateBucketCommand({ Bucket: context.bucket }));
       const env = {
@@ -39,8 +33,9 @@ export async function startS3(directory: string, options: { latencyMs?: number; 
         AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
       };
-      return { env, context };
+      return { env, contexts: { s3: context } };
     },
+    describe: () => `S3 (s3rver) at ${endpoint}, data in ${directory}`,
     async stop() {
       await server.stop();
     },
