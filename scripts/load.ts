@@ -14,6 +14,8 @@ export interface LoadResult {
   non2xx: number;
   /** 2xx answers over both phases, warm-up included: what the server should have done the work for. */
   answered: number;
+  /** Requests answered in each second of the measured phase, in order. */
+  perSecond: number[];
   durationSeconds: number;
 }
 
@@ -36,7 +38,11 @@ export async function runLoad(
 ): Promise<LoadResult> {
   const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress) : undefined;
   beforeMeasured();
-  const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, onProgress);
+  const perSecond: number[] = [];
+  const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, (progress) => {
+    perSecond.push(progress.requestsLastSecond);
+    onProgress(progress);
+  });
   return {
     requestsPerSecond: { mean: result.requests.mean, stdev: result.requests.stddev },
     latency: {
@@ -52,6 +58,7 @@ export async function runLoad(
     timeouts: result.timeouts,
     non2xx: result.non2xx,
     answered: (warmup?.['2xx'] ?? 0) + result['2xx'],
+    perSecond,
     durationSeconds: profile.durationSeconds,
   };
 }

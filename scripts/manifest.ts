@@ -2,15 +2,36 @@
 import type { CheckResult } from './check.ts';
 import type { ServiceContexts } from './services/index.ts';
 
-/** What a server is compared with: the shipped broken server, the stage before, or the bare framework. */
-export type Reference = 'broken' | 'previous' | 'ceiling';
+/**
+ * What a server is compared with: the shipped broken server, the stage before, or the bare framework; or
+ * 'itself' for a metric that already is a ratio of two moments of the same server's run (throughputKept).
+ */
+export type Reference = 'broken' | 'previous' | 'ceiling' | 'itself';
 
 /**
  * A figure of a load run or of the probe that a target can be set on: req/s and p99 from the load,
  * heapGrowth (bytes/s, the slope of the heap's lower envelope over the measured phase) and
- * minorGcShare (the share of wall time spent in scavenges) from the probe.
+ * minorGcShare (the share of wall time spent in scavenges) and minorGcPerRequest (scavenge milliseconds
+ * per request answered in the measured phase: the churn's cost per unit of work, which unlike the share
+ * does not fall just because a server got slower elsewhere) from the probe.
+ * Over time within the measured phase: lateRequestsPerSecond (mean req/s over its last quarter) and
+ * throughputKept (that divided by the mean over its first quarter: what a server keeps of its early pace;
+ * a ratio already, judged against 'itself').
+ * pendingLookups: the peak number of DNS lookups in flight (c-ares QUERYWRAP + getaddrinfo
+ * GETADDRINFOREQWRAP) during the measured phase; needs `probe: { asyncResources: true }`.
  */
-export type Metric = 'requestsPerSecond' | 'latencyP99' | 'heapGrowth' | 'minorGcShare';
+export type Metric =
+  | 'requestsPerSecond'
+  | 'latencyP99'
+  | 'heapGrowth'
+  | 'minorGcShare'
+  | 'minorGcPerRequest'
+  | 'lateRequestsPerSecond'
+  | 'throughputKept'
+  | 'pendingLookups';
+
+/** Metrics that are a ratio of the server's own figures, the only ones that may be judged against 'itself'. */
+export const SELF_RATIO_METRICS: readonly Metric[] = ['throughputKept'];
 
 /** A ratio measured in the same run: value(server) / value(reference) must be at least or at most `ratio`. */
 export interface Target {
@@ -36,8 +57,14 @@ export interface LoadProfile {
  * - s3: a real S3 API (s3rver); the server gets S3_ENDPOINT, S3_BUCKET and the AWS_* credentials.
  *   latencyMs delays every S3 request, as a remote region's round trip would.
  * - log-file: an empty file per server, named in LOG_FILE, that the probe can read.
+ * - broker: a real MQTT broker (aedes) standing in for Kafka; the server gets BROKER_URL and its own
+ *   BROKER_TOPIC. ackLatencyMs holds each publish before its acknowledgement, one at a time per
+ *   connection; port is the MQTT port. A subscriber in the broker counts the events per topic.
  */
-export type ServiceRequest = { kind: 's3'; latencyMs?: number; port?: number } | { kind: 'log-file' };
+export type ServiceRequest =
+  | { kind: 's3'; latencyMs?: number; port?: number }
+  | { kind: 'log-file' }
+  | { kind: 'broker'; ackLatencyMs?: number; port?: number };
 
 /** What a correctness probe gets besides the server's URL. */
 export interface CheckContext {
@@ -50,6 +77,11 @@ export interface AfterLoadContext extends CheckContext {
   /** 2xx answers over warm-up and measured phase (requests still in flight when the load stopped are not counted). */
   answered: number;
   connections: number;
+  /**
+   * Stops the server the way an orchestrator does, with SIGTERM, and waits up to 10 s for it to exit
+   * (then SIGKILL): for checks on a graceful stop, such as a queue flushed before exit.
+   */
+  stopServer(): Promise<{ code: number | null; signal: string | null }>;
 }
 
 export interface Stage {
@@ -67,6 +99,12 @@ export interface Stage {
    */
   nodeMajors?: number[];
   otherVersions?: string;
+  /**
+   * A stage shown on purpose although it is wrong: fast, but rejected by the probe or the after-load
+   * check with a failure that contains `problem` (e.g. a cache that never expires). `why` says what it
+   * teaches. Its speed targets must still hold; the author check asserts both.
+   */
+  expectedToFail?: { why: string; problem: string };
 }
 
 export interface ExerciseManifest {
@@ -84,6 +122,8 @@ export interface ExerciseManifest {
    */
   ceilingFile?: string;
   services?: ServiceRequest[];
+  /** Opt-in probe figures that cost something to collect. asyncResources: live async resources by type (async_hooks). */
+  probe?: { asyncResources?: boolean };
   load: LoadProfile;
   /** Rejects fast-but-wrong servers. Runs against a listening server before any load. */
   check(baseUrl: string, context: CheckContext): Promise<CheckResult>;
@@ -144,6 +184,9 @@ function validateTarget(target: Target, where: string): string[] {
   if (bounds.length !== 1) problems.push(`${where}: a target needs exactly one of atLeast or atMost`);
   if (bounds.some((b) => !(typeof b === 'number' && b > 0 && Number.isFinite(b)))) {
     problems.push(`${where}: a target's ratio must be a positive number`);
+  }
+  if (target.against === 'itself' && !SELF_RATIO_METRICS.includes(target.metric)) {
+    problems.push(`${where}: only ${SELF_RATIO_METRICS.join(', ')} can be judged against 'itself'`);
   }
   return problems;
 }

@@ -1,7 +1,7 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { formatMetric } from './verdict.ts';
+import { formatMetric, quarters } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
@@ -80,14 +80,22 @@ function bars(servers: ServerRun[]): string {
     .join('\n');
 }
 
+/** "QUERYWRAP 3,412, TCPWRAP 30": the largest counts first, at most `limit` types. */
+function byType(counts: Record<string, number>, limit = 6): string {
+  return Object.entries(counts)
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([type, count]) => `${type} ${integer(count)}`)
+    .join(', ');
+}
+
 function runtimeTable(servers: ServerRun[]): string {
+  // Only exercises that ask for it (probe.asyncResources) count async resources; the column shows then.
+  const withAsync = servers.some((s) => s.runtime?.pendingPeak);
   const rows = servers.map((s) => {
     const r = s.runtime;
-    if (!r) return [s.label, dim(s.load ? 'no answer from the probe' : ''), '', '', '', '', '', ''];
-    const resources = Object.entries(r.activeResources)
-      .sort((a, b) => b[1] - a[1])
-      .map(([type, count]) => `${type} ${count}`)
-      .join(', ');
+    if (!r) return [s.label, dim(s.load ? 'no answer from the probe' : ''), '', '', '', '', '', '', ...(withAsync ? [''] : [])];
     return [
       s.label,
       megabytes(r.heapUsed),
@@ -96,13 +104,17 @@ function runtimeTable(servers: ServerRun[]): string {
       `${percent(r.gc.major.share)} (${r.gc.major.count})`,
       r.eventLoopDelay.p50.toFixed(1),
       r.eventLoopDelay.p99.toFixed(1),
-      resources,
+      byType(r.activeResourcesPeak ?? r.activeResources),
+      ...(withAsync ? [byType(r.pendingPeak ?? {}, 4)] : []),
     ];
   });
   return table(
-    ['server', 'heap used', 'heap growth', 'minor GC (n)', 'major GC (n)', 'loop delay p50 ms', 'p99 ms', 'active resources at the end'],
+    [
+      'server', 'heap used', 'heap growth', 'minor GC (n)', 'major GC (n)', 'loop delay p50 ms', 'p99 ms',
+      'active resources (peak)', ...(withAsync ? ['async resources in flight (peak, async_hooks)'] : []),
+    ],
     rows,
-    [false, true, true, true, true, true, true, false],
+    [false, true, true, true, true, true, true, false, false],
   );
 }
 
@@ -120,8 +132,15 @@ function serverProblems(server: ServerRun): string {
 
 export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): string {
   const server = servers.find((s) => s.label === verdict.label);
-  const head = `${bold(verdict.label)}${server ? ` · ${server.title}` : ''}  ${verdict.pass ? green('PASS') : red('FAIL')}`;
-  const rows = verdict.targets.map(targetRow);
+  const status = verdict.expectedToFail
+    ? verdict.expectedToFail.rejected
+      ? yellow('REJECTED, AS EXPECTED')
+      : red('NOT REJECTED: it was expected to fail')
+    : verdict.pass
+      ? green('PASS')
+      : red('FAIL');
+  const head = `${bold(verdict.label)}${server ? ` · ${server.title}` : ''}  ${status}`;
+  const rows = verdict.targets.map((t) => targetRow(t, server));
   const lines = [head];
   if (rows.length > 0) {
     lines.push(
@@ -132,13 +151,27 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
   }
   for (const problem of verdict.problems) lines.push(`    ${red('✗')} ${problem}`);
   if (verdict.notExpectedHere) lines.push(`    ${yellow('note:')} ${verdict.notExpectedHere}`);
+  if (verdict.expectedToFail) lines.push(`    ${yellow('why it is shown:')} ${verdict.expectedToFail.why}`);
   return lines.join('\n');
 }
 
-function targetRow(result: TargetResult): string[] {
+function targetRow(result: TargetResult, server?: ServerRun): string[] {
   const { target } = result;
   const bound = target.atLeast !== undefined ? `≥ ${ratio(target.atLeast)}` : `≤ ${ratio(target.atMost!)}`;
   const show = (value: number) => formatMetric(target.metric, value);
+  if (target.against === 'itself') {
+    // A ratio of the server's own moments: show the two figures it was taken from.
+    const q = server ? quarters(server) : undefined;
+    const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
+    return [
+      `  ${result.name}`,
+      result.ratio !== undefined ? ratio(result.ratio) : '-',
+      bound,
+      q ? `early ${integer(q.early)} → late ${integer(q.late)} req/s` : '',
+      result.margin !== undefined ? signedPercent(result.margin) : '',
+      status,
+    ];
+  }
   const now =
     result.requiredValue !== undefined
       ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`

@@ -55,6 +55,8 @@ export interface ServerVerdict {
   problems: string[];
   /** Set when this stage's targets are not expected to hold on this Node version, with the reason. */
   notExpectedHere?: string;
+  /** For a stage that is wrong on purpose (Stage.expectedToFail): whether it was rejected for the named reason. */
+  expectedToFail?: { why: string; problem: string; rejected: boolean };
 }
 
 export interface RunReport {

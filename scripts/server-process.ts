@@ -52,7 +52,8 @@ export interface RunningServer {
   resetFigures(): void;
   /** The probe's figures since the last reset, or undefined if the server does not answer in time. */
   snapshot(timeoutMs?: number): Promise<RuntimeFigures | undefined>;
-  stop(): Promise<ServerExit>;
+  /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
+  stop(graceMs?: number): Promise<ServerExit>;
 }
 
 const live = new Set<ChildProcess>();
@@ -140,9 +141,9 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
   // A server that dies closes the channel; writes to it after that must not throw in the harness.
   child.on('error', () => {});
 
-  const stop = async (): Promise<ServerExit> => {
+  const stop = async (graceMs = 2000): Promise<ServerExit> => {
     stopping = true;
-    await stopChild(child, 2000);
+    await stopChild(child, graceMs);
     return exited;
   };
 

@@ -2,7 +2,7 @@
 import { stageHoldsHere, type ExerciseManifest, type Metric, type Reference, type Target } from './manifest.ts';
 import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
 
-import { integer, percent } from './format.ts';
+import { integer, percent, ratio } from './format.ts';
 
 interface MetricInfo {
   name: string;
@@ -17,7 +17,41 @@ const METRICS: Record<Metric, MetricInfo> = {
   latencyP99: { name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
   heapGrowth: { name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
   minorGcShare: { name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
+  minorGcPerRequest: {
+    name: 'scavenge time per request',
+    unit: 'ms/req',
+    value: (run) => (run.runtime && run.load && run.load.requests > 0 ? run.runtime.gc.minor.ms / run.load.requests : undefined),
+    format: (v) => `${v.toFixed(2)} ms/req`,
+  },
+  lateRequestsPerSecond: { name: 'late req/s', unit: 'req/s', value: (run) => quarters(run)?.late, format: (v) => `${integer(v)} req/s` },
+  throughputKept: {
+    name: 'throughput kept',
+    unit: 'x its early req/s',
+    value: (run) => {
+      const q = quarters(run);
+      return q && q.early > 0 ? q.late / q.early : undefined;
+    },
+    format: (v) => `${ratio(v)} of its early req/s`,
+  },
+  pendingLookups: {
+    name: 'pending lookups (peak)',
+    unit: 'lookups',
+    value: (run) => {
+      const peak = run.runtime?.pendingPeak;
+      return peak ? (peak.QUERYWRAP ?? 0) + (peak.GETADDRINFOREQWRAP ?? 0) : undefined;
+    },
+    format: (v) => `${integer(v)} lookups`,
+  },
 };
+
+/** Mean req/s over the first and the last quarter of the measured phase (at least one second each). */
+export function quarters(run: ServerRun): { early: number; late: number } | undefined {
+  const seconds = run.load?.perSecond;
+  if (!seconds || seconds.length < 2) return undefined;
+  const size = Math.max(1, Math.floor(seconds.length / 4));
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return { early: mean(seconds.slice(0, size)), late: mean(seconds.slice(-size)) };
+}
 
 export function metricName(metric: Metric): string {
   return METRICS[metric].name;
@@ -39,6 +73,7 @@ export function targetsFor(manifest: ExerciseManifest, run: ServerRun): Target[]
 }
 
 export function findReference(runs: ServerRun[], run: ServerRun, reference: Reference): ServerRun | undefined {
+  if (reference === 'itself') return run;
   if (reference === 'broken') return runs.find((r) => r.role === 'broken');
   if (reference === 'ceiling') return runs.find((r) => r.role === 'ceiling');
   if (run.stage === undefined) return undefined;
@@ -73,8 +108,15 @@ export function honestyProblems(run: ServerRun): string[] {
 export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): TargetResult {
   const metric = METRICS[target.metric];
   const required = (target.atLeast ?? target.atMost)!;
+  const name = target.against === 'itself' ? metric.name : `${metric.name} vs ${target.against}`;
+  if (target.against === 'itself') {
+    // The metric is already a ratio of the server's own figures: it is judged as it is.
+    const value = metric.value(run);
+    const base = { target, name, referenceLabel: run.label, pass: false };
+    if (value === undefined) return { ...base, note: `${run.label} has no ${metric.name} figure` };
+    return { ...base, value, ratio: value, ...bounds(target, value, required) };
+  }
   const reference = findReference(runs, run, target.against);
-  const name = `${metric.name} vs ${target.against}`;
   const base = { target, name, referenceLabel: reference?.label ?? target.against, pass: false };
   if (!reference) return { ...base, note: `no ${target.against} server was measured in this run` };
   const referenceValue = metric.value(reference);
@@ -83,11 +125,15 @@ export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): 
     return { ...base, referenceValue, value, note: `${value === undefined ? run.label : reference.label} has no ${metric.name} figure` };
   }
   if (referenceValue <= 0) return { ...base, referenceValue, value, note: `${reference.label} measured ${referenceValue} ${metric.unit}; no ratio can be taken` };
-  const ratio = value / referenceValue;
+  const measured = value / referenceValue;
+  return { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) };
+}
+
+function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {
   const atLeast = target.atLeast !== undefined;
-  const pass = atLeast ? ratio >= required : ratio <= required;
-  const margin = atLeast ? ratio / required - 1 : ratio > 0 ? required / ratio - 1 : Infinity;
-  return { ...base, referenceValue, value, ratio, requiredValue: required * referenceValue, margin, pass };
+  const pass = atLeast ? measured >= required : measured <= required;
+  const margin = atLeast ? measured / required - 1 : measured > 0 ? required / measured - 1 : Infinity;
+  return { pass, margin };
 }
 
 export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {
@@ -99,6 +145,12 @@ export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerd
       const stage = run.role === 'stage' && run.stage !== undefined ? manifest.stages[run.stage - 1] : undefined;
       const notExpectedHere =
         stage && !stageHoldsHere(stage) ? `on Node ${process.versions.node.split('.')[0]} this stage is not expected to reach its targets: ${stage.otherVersions}` : undefined;
+      if (stage?.expectedToFail) {
+        // Wrong on purpose: it never passes, and it is as expected when rejected for the named reason.
+        const { why, problem } = stage.expectedToFail;
+        const rejected = problems.some((p) => p.includes(problem));
+        return { label: run.label, pass: false, targets, problems, expectedToFail: { why, problem, rejected } };
+      }
       const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
       return { label: run.label, pass, targets, problems, ...(notExpectedHere ? { notExpectedHere } : {}) };
     });

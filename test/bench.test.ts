@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
 import { Expectations, fetchResponse } from '../scripts/check.ts';
@@ -62,5 +65,37 @@ describe('bench', () => {
     expect(report.servers[0]!.output).toContain('boom at start-up');
     expect(report.servers[1]!.check!.ok).toBe(true);
     expect(report.pass).toBe(false);
+  });
+
+  it('counts async resources when the manifest asks, and lets the after-load check stop the server gracefully', async () => {
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-test-'));
+    const stopFile = path.join(folder, 'stopped');
+    const previous = process.env.STOP_FILE;
+    process.env.STOP_FILE = stopFile; // the server inherits the harness's environment
+    try {
+      const exercise = fixtureExercise({ mine: 'graceful-with-lookups.ts' });
+      let exit: { code: number | null; signal: string | null } | undefined;
+      exercise.manifest.probe = { asyncResources: true };
+      exercise.manifest.afterLoad = async ({ stopServer }) => {
+        exit = await stopServer();
+        const expect = new Expectations();
+        expect.expect(readFileSync(stopFile, 'utf8') === 'flushed', 'flushed on SIGTERM');
+        return expect.result();
+      };
+      const report = await runBench(exercise, [specFor(exercise, 'mine')]);
+      const mine = report.servers[0]!;
+      expect(mine.runtime!.pendingPeak!.QUERYWRAP).toBe(50);
+      expect(mine.runtime!.activeResourcesPeak.TCPServerWrap).toBe(1);
+      expect(mine.afterLoad).toMatchObject({ ok: true, passed: ['flushed on SIGTERM'] });
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(mine.failure).toBeUndefined(); // a stop the check asked for is no crash
+      expect(mine.load!.perSecond.length).toBeGreaterThanOrEqual(1);
+      expect(liveServerCount()).toBe(0);
+    } finally {
+      if (previous === undefined) delete process.env.STOP_FILE;
+      else process.env.STOP_FILE = previous;
+      rmSync(folder, { recursive: true, force: true });
+    }
+    expect(existsSync(stopFile)).toBe(false);
   });
 });

@@ -42,6 +42,13 @@ describe('manifest validation', () => {
     );
   });
 
+  it("judges only ratio metrics against 'itself'", () => {
+    const itself = (metric: 'throughputKept' | 'requestsPerSecond') =>
+      validateManifest(sampleManifest({ goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
+    expect(itself('throughputKept')).toEqual([]);
+    expect(itself('requestsPerSecond')).toEqual(["goal: only throughputKept can be judged against 'itself'"]);
+  });
+
   it('rejects ratios that are not positive numbers', () => {
     const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 0 }] });
     expect(validateManifest(manifest)).toContain("goal: a target's ratio must be a positive number");

@@ -3,7 +3,7 @@ import { bar } from '../scripts/format.ts';
 import { renderJson, renderReport } from '../scripts/report.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
-import { sampleManifest, serverRun } from './sample.ts';
+import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
 function sampleReport(): RunReport {
   const manifest = sampleManifest();
@@ -39,11 +39,7 @@ describe('report', () => {
   });
 
   it('shows heap growth and minor-GC share targets in their own units', () => {
-    const runtime = (share: number, count: number) => ({
-      wallMs: 10_000, heapUsed: 50e6, heapTotal: 80e6, rss: 120e6,
-      gc: { minor: { count, ms: share * 10_000, share }, major: { count: 1, ms: 5, share: 0.0005 }, other: { count: 0, ms: 0, share: 0 } },
-      eventLoopDelay: { mean: 1, p50: 1, p90: 2, p99: 3, max: 4 }, activeResources: {},
-    });
+    const runtime = (share: number, count: number) => runtimeFigures(10_000, share * 10_000, count);
     const heap = (bytesPerSecond: number) => ({ bytesPerSecond, first: 40e6, last: 60e6, peak: 70e6, points: 5 });
     const manifest = sampleManifest({
       ceilingFile: undefined,

@@ -2,6 +2,7 @@
 import type { LoadResult } from '../scripts/load.ts';
 import { defineExercise, type ExerciseManifest } from '../scripts/manifest.ts';
 import type { ServerRun } from '../scripts/result.ts';
+import type { RuntimeFigures } from '../scripts/probe/messages.ts';
 
 export function sampleManifest(changes: Partial<ExerciseManifest> = {}): ExerciseManifest {
   return defineExercise({
@@ -41,6 +42,7 @@ export function loadResult(requestsPerSecond: number, changes: Partial<LoadResul
     timeouts: 0,
     non2xx: 0,
     answered: requestsPerSecond * 3,
+    perSecond: [requestsPerSecond, requestsPerSecond],
     durationSeconds: 2,
     ...changes,
   };
@@ -57,6 +59,22 @@ export function serverRun(label: string, role: ServerRun['role'], requestsPerSec
     nodeFlags: [],
     check: { ok: true, passed: ['it answers'], failures: [] },
     load: requestsPerSecond === undefined ? undefined : loadResult(requestsPerSecond),
+    ...changes,
+  };
+}
+
+/** The probe's figures over `wallMs`, with `minorShare` of it in scavenges. */
+export function runtimeFigures(wallMs: number, minorMs: number, minorCount: number, changes: Partial<RuntimeFigures> = {}): RuntimeFigures {
+  return {
+    wallMs, heapUsed: 50e6, heapTotal: 80e6, rss: 120e6,
+    gc: {
+      minor: { count: minorCount, ms: minorMs, share: minorMs / wallMs },
+      major: { count: 1, ms: 5, share: 5 / wallMs },
+      other: { count: 0, ms: 0, share: 0 },
+    },
+    eventLoopDelay: { mean: 1, p50: 1, p90: 2, p99: 3, max: 4 },
+    activeResources: {},
+    activeResourcesPeak: {},
     ...changes,
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findReference, honestyProblems, judge, judgeTarget } from '../scripts/verdict.ts';
-import { loadResult, sampleManifest, serverRun } from './sample.ts';
+import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
 const runs = () => [
   serverRun('broken', 'broken', 100),
@@ -42,6 +42,20 @@ describe('verdict', () => {
     expect(result.margin).toBeGreaterThan(5);
   });
 
+  it('takes scavenge time per request from the probe and the measured requests', () => {
+    const gc = (ms: number) => runtimeFigures(2_000, ms, 10);
+    // broken: 600 ms over 200 requests = 3 ms/req; the stage: 300 ms over 600 requests = 0.5 ms/req. A share
+    // target would see 0.30 against 0.15 (0.5x); per request the churn fell to a sixth.
+    const broken = serverRun('broken', 'broken', 100, { runtime: gc(600) });
+    const stage = serverRun('stage 1', 'stage', 300, { runtime: gc(300) });
+    const result = judgeTarget([broken, stage], stage, { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 });
+    expect(result.value).toBeCloseTo(0.5);
+    expect(result.ratio).toBeCloseTo(1 / 6);
+    expect(result.pass).toBe(true);
+    const unmeasured = serverRun('stage 1', 'stage', 300);
+    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 }).note).toMatch(/no scavenge time per request figure/);
+  });
+
   it('cannot judge without the reference, and says why', () => {
     const stage = serverRun('stage 1', 'stage', 2_000);
     const result = judgeTarget([stage], stage, { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 });
@@ -73,5 +87,50 @@ describe('verdict', () => {
       ['mine', false],
     ]);
     expect(verdicts[1]!.targets.map((t) => t.ratio)).toEqual([1.75, 0.875]);
+  });
+
+  it('judges what a server keeps of its early pace against itself, and its late pace against broken', () => {
+    const over = (perSecond: number[]) => loadResult(perSecond.reduce((a, b) => a + b) / perSecond.length, { perSecond });
+    // Eight seconds: quarters of two seconds. The broken one falls from 1,000 to 200 req/s.
+    const broken = serverRun('broken', 'broken', undefined, { load: over([1000, 1000, 800, 600, 500, 400, 200, 200]) });
+    const fixed = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]) });
+    const kept = judgeTarget([broken, fixed], fixed, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 });
+    expect(kept.ratio).toBeCloseTo(1140 / 1200);
+    expect(kept.pass).toBe(true);
+    expect(judgeTarget([broken, fixed], broken, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 }).ratio).toBeCloseTo(0.2);
+    const late = judgeTarget([broken, fixed], fixed, { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 });
+    expect(late.ratio).toBeCloseTo(1140 / 200);
+    expect(late.pass).toBe(true);
+  });
+
+  it('takes the peak of pending lookups, c-ares and getaddrinfo, from the probe', () => {
+    const runtime = runtimeFigures(2_000, 0, 0, { pendingPeak: { QUERYWRAP: 3_000, GETADDRINFOREQWRAP: 12, TCPWRAP: 30 } });
+    const broken = serverRun('broken', 'broken', 100, { runtime });
+    const fixed = serverRun('stage 1', 'stage', 1000, { runtime: runtimeFigures(2_000, 0, 0, { pendingPeak: { QUERYWRAP: 3 } }) });
+    const result = judgeTarget([broken, fixed], fixed, { metric: 'pendingLookups', against: 'broken', atMost: 0.05 });
+    expect(result.referenceValue).toBe(3_012);
+    expect(result.pass).toBe(true);
+    // Without the opt-in the probe does not count them, and the target says so rather than passing.
+    const unmeasured = serverRun('stage 1', 'stage', 1000, { runtime: runtimeFigures(2_000, 0, 0) });
+    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: 'pendingLookups', against: 'broken', atMost: 0.05 }).pass).toBe(false);
+  });
+
+  it('shows a stage that is wrong on purpose as rejected when rejected for the named reason, never as passing', () => {
+    const manifest = sampleManifest({
+      ceilingFile: undefined,
+      goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }],
+      stages: [{
+        file: '1-cache-forever.ts', title: 'cache forever', changes: 'caches', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }],
+        expectedToFail: { why: 'fast, but never sees a moved record', problem: 'metrics reach the new address' },
+      }],
+    });
+    const rejectedRun = serverRun('stage 1', 'stage', 1000, { afterLoad: { ok: false, passed: [], failures: ['metrics reach the new address within 3 s: none arrived'] } });
+    const [rejected] = judge(manifest, [serverRun('broken', 'broken', 100), rejectedRun]);
+    expect(rejected!.pass).toBe(false);
+    expect(rejected!.expectedToFail).toMatchObject({ rejected: true });
+    expect(rejected!.targets[0]!.pass).toBe(true);
+    const [accepted] = judge(manifest, [serverRun('broken', 'broken', 100), serverRun('stage 1', 'stage', 1000)]);
+    expect(accepted!.pass).toBe(false);
+    expect(accepted!.expectedToFail).toMatchObject({ rejected: false });
   });
 });

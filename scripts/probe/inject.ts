@@ -1,6 +1,7 @@
 // Preloaded into every exercise server (`node --import tsx --import this-file server.ts`), so servers stay
 // plain code. It tells the harness when the server listens and reports the runtime's own figures over IPC:
 // heap, GC time by kind, event-loop delay and active resources. Without an IPC channel it does nothing.
+import { createHook } from 'node:async_hooks';
 import net from 'node:net';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures } from './messages.ts';
@@ -24,7 +25,35 @@ function reportListening(): void {
   } as typeof net.Server.prototype.listen;
 }
 
+/** Counts live async resources by type (not promises, which would cost too much), for the peak. */
+function countAsyncResources(): () => Record<string, number> {
+  const typeOf = new Map<number, string>();
+  const live: Record<string, number> = {};
+  createHook({
+    init(asyncId, type) {
+      if (type === 'PROMISE') return;
+      typeOf.set(asyncId, type);
+      live[type] = (live[type] ?? 0) + 1;
+    },
+    destroy(asyncId) {
+      const type = typeOf.get(asyncId);
+      if (type === undefined) return;
+      typeOf.delete(asyncId);
+      live[type]! -= 1;
+    },
+  }).enable();
+  return () => live;
+}
+
+/** Raises each type's peak to what is live now. */
+function raisePeaks(peaks: Record<string, number>, now: Record<string, number>): void {
+  for (const [type, count] of Object.entries(now)) if (count > (peaks[type] ?? 0)) peaks[type] = count;
+}
+
 function startFigures(): { figures(): RuntimeFigures; reset(): void } {
+  const asyncResources = process.env.HOTPATH_ASYNC_RESOURCES === '1' ? countAsyncResources() : undefined;
+  let activePeak: Record<string, number> = {};
+  let pendingPeak: Record<string, number> = {};
   const emptyGc = () => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
   let gc = emptyGc();
   let since = performance.now();
@@ -52,6 +81,8 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
       const memory = process.memoryUsage();
       const activeResources: Record<string, number> = {};
       for (const type of process.getActiveResourcesInfo()) activeResources[type] = (activeResources[type] ?? 0) + 1;
+      raisePeaks(activePeak, activeResources);
+      if (asyncResources) raisePeaks(pendingPeak, asyncResources());
       return {
         wallMs,
         heapUsed: memory.heapUsed,
@@ -66,9 +97,13 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
           max: ms(delay.max),
         },
         activeResources,
+        activeResourcesPeak: { ...activePeak },
+        ...(asyncResources ? { pendingPeak: { ...pendingPeak } } : {}),
       };
     },
     reset() {
+      activePeak = {};
+      pendingPeak = {};
       gc = emptyGc();
       since = performance.now();
       delay.reset();

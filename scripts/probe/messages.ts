@@ -16,6 +16,14 @@ export interface RuntimeFigures {
   eventLoopDelay: { mean: number; p50: number; p90: number; p99: number; max: number };
   /** `process.getActiveResourcesInfo()` counted by type, e.g. { TCPSocketWrap: 11, Timeout: 2 }. */
   activeResources: Record<string, number>;
+  /** The most of each type seen at once in any sample since the reset (samples come once a second). */
+  activeResourcesPeak: Record<string, number>;
+  /**
+   * Only with the manifest's `probe: { asyncResources: true }`: live async resources by async_hooks type,
+   * the most seen at once per type since the reset (e.g. QUERYWRAP: c-ares lookups in flight, which
+   * getActiveResourcesInfo does not list). Promises are not counted.
+   */
+  pendingPeak?: Record<string, number>;
 }
 
 export interface GcKindFigures {
