@@ -122,5 +122,9 @@ describe('run: the commands it suggests', () => {
       `npx autocannon -c 30 -d 10 -m POST -H 'content-type=application/json' -b '{"a":"it'\\''s"}' http://127.0.0.1:3000/tasks`,
     );
     expect(curlCommand('http://x', { path: '/seed/v1', connections: 10, warmupSeconds: 2, durationSeconds: 5 })).toBe('curl -i http://x/seed/v1');
+    // A query string would be cut at & by the shell: the URL is quoted then.
+    expect(curlCommand('http://x', { path: '/decide?user=1&exp=a', connections: 10, warmupSeconds: 2, durationSeconds: 5 })).toBe(
+      "curl -i 'http://x/decide?user=1&exp=a'",
+    );
   });
 });

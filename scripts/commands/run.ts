@@ -45,6 +45,8 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
 }
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+/** The URL as a shell word: quoted only when it holds something the shell would read (?, &, ...). */
+const shellUrl = (url: string) => (/^[\w:/.@%+,=-]+$/.test(url) ? url : quote(url));
 
 /** A curl command that sends one request of the exercise's load. */
 export function curlCommand(url: string, load: LoadProfile): string {
@@ -52,7 +54,7 @@ export function curlCommand(url: string, load: LoadProfile): string {
   if (load.method && load.method !== 'GET') parts.push(`-X ${load.method}`);
   for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}: ${value}`)}`);
   if (load.body !== undefined) parts.push(`-d ${quote(load.body)}`);
-  parts.push(url + load.path);
+  parts.push(shellUrl(url + load.path));
   return parts.join(' ');
 }
 
@@ -62,6 +64,6 @@ export function autocannonCommand(url: string, load: LoadProfile): string {
   if (load.method && load.method !== 'GET') parts.push(`-m ${load.method}`);
   for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}=${value}`)}`);
   if (load.body !== undefined) parts.push(`-b ${quote(load.body)}`);
-  parts.push(url + load.path);
+  parts.push(shellUrl(url + load.path));
   return parts.join(' ');
 }
