@@ -40,7 +40,8 @@ export async function runLoad(
   beforeMeasured();
   const perSecond: number[] = [];
   const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, (progress) => {
-    perSecond.push(progress.requestsLastSecond);
+    // autocannon ends with one more tick, after its counter was reset: 0 requests, not a second of load.
+    if (perSecond.length < profile.durationSeconds) perSecond.push(progress.requestsLastSecond);
     onProgress(progress);
   });
   return {

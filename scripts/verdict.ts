@@ -44,13 +44,21 @@ const METRICS: Record<Metric, MetricInfo> = {
   },
 };
 
-/** Mean req/s over the first and the last quarter of the measured phase (at least one second each). */
+/**
+ * req/s over the first and the last quarter of the measured phase (at least one second each): the median
+ * of the quarter's seconds, so one second disturbed by something else on the machine does not decide it.
+ */
 export function quarters(run: ServerRun): { early: number; late: number } | undefined {
   const seconds = run.load?.perSecond;
   if (!seconds || seconds.length < 2) return undefined;
   const size = Math.max(1, Math.floor(seconds.length / 4));
-  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-  return { early: mean(seconds.slice(0, size)), late: mean(seconds.slice(-size)) };
+  return { early: median(seconds.slice(0, size)), late: median(seconds.slice(-size)) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 export function metricName(metric: Metric): string {

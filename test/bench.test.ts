@@ -40,6 +40,9 @@ describe('bench', () => {
     expect(mine!.check!.ok).toBe(true);
     expect(mine!.runtime!.wallMs).toBeLessThan(2_000); // reset after the 1.5 s warm-up: about the measured second
     expect(mine!.runtime!.heapUsed).toBeGreaterThan(0);
+    // One figure per measured second, without the empty tick autocannon sends as it ends.
+    expect(mine!.load!.perSecond).toHaveLength(1);
+    expect(mine!.load!.perSecond[0]).toBeGreaterThan(0);
     // Same server twice: about 1x, far from the 10x goal, so an honest FAIL with no other problem.
     const verdict = report.verdicts.find((v) => v.label === 'mine')!;
     expect(verdict.problems).toEqual([]);
