@@ -1,6 +1,8 @@
 // The typed manifest every exercise declares in its exercise.ts, and its validation.
 import type { CheckResult } from './check.ts';
 import type { ServiceContexts } from './services/index.ts';
+import type { StatsdOptions } from './services/statsd.ts';
+import type { RouteTableOptions } from './services/route-table.ts';
 
 /**
  * What a server is compared with: the shipped broken server, the stage before, or the bare framework; or
@@ -14,8 +16,8 @@ export type Reference = 'broken' | 'previous' | 'ceiling' | 'itself';
  * minorGcShare (the share of wall time spent in scavenges) and minorGcPerRequest (scavenge milliseconds
  * per request answered in the measured phase: the churn's cost per unit of work, which unlike the share
  * does not fall just because a server got slower elsewhere) from the probe.
- * Over time within the measured phase: lateRequestsPerSecond (mean req/s over its last quarter) and
- * throughputKept (that divided by the mean over its first quarter: what a server keeps of its early pace;
+ * Over time within the measured phase: lateRequestsPerSecond (req/s over its last quarter, the median of
+ * its seconds) and throughputKept (that divided by the same over its first quarter: what a server keeps of its early pace;
  * a ratio already, judged against 'itself').
  * pendingLookups: the peak number of DNS lookups in flight (c-ares QUERYWRAP + getaddrinfo
  * GETADDRINFOREQWRAP) during the measured phase; needs `probe: { asyncResources: true }`.
@@ -60,11 +62,19 @@ export interface LoadProfile {
  * - broker: a real MQTT broker (aedes) standing in for Kafka; the server gets BROKER_URL and its own
  *   BROKER_TOPIC. ackLatencyMs holds each publish before its acknowledgement, one at a time per
  *   connection; port is the MQTT port. A subscriber in the broker counts the events per topic.
+ * - statsd: a DNS server for names under hotpath.test (set latency, answers per second and TTL), a StatsD
+ *   sink on 127.0.0.1 and 127.0.0.2 counting metric lines per address, and an upstream HTTP API reached by
+ *   name; the server gets DNS_SERVER, STATSD_HOST, STATSD_PORT and UPSTREAM_URL. See services/statsd.ts.
+ * - route-table: a configuration service publishing a route table as a file (a copy of `source` per server,
+ *   named in ROUTES_FILE), published again every publishEveryMs with the next revision; probes change its
+ *   routes through it. See services/route-table.ts.
  */
 export type ServiceRequest =
   | { kind: 's3'; latencyMs?: number; port?: number }
   | { kind: 'log-file' }
-  | { kind: 'broker'; ackLatencyMs?: number; port?: number };
+  | { kind: 'broker'; ackLatencyMs?: number; port?: number }
+  | ({ kind: 'statsd' } & StatsdOptions)
+  | ({ kind: 'route-table' } & RouteTableOptions);
 
 /** What a correctness probe gets besides the server's URL. */
 export interface CheckContext {

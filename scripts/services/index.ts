@@ -11,10 +11,19 @@ import type { ServiceRequest } from '../manifest.ts';
 import { ServerStartError } from '../server-process.ts';
 import { startLogFiles } from './log-file.ts';
 import { startS3, type S3Context } from './s3.ts';
+import { startBroker, type BrokerContext } from './broker.ts';
+import { startStatsd, type StatsdContext } from './statsd.ts';
+import { startRouteTables, type RouteTableContext } from './route-table.ts';
 
 /** What a correctness probe may use of the services, for the server it is checking. */
 export interface ServiceContexts {
   s3?: S3Context;
+  /** The message broker and this server run's own topic, with a helper for its counts. */
+  broker?: BrokerContext;
+  /** The DNS server, StatsD sink and upstream of the statsd service, with helpers (counts, moveRecord). */
+  statsd?: StatsdContext;
+  /** The route table the server reads (ROUTES_FILE), and a way to change its routes. */
+  routeTable?: RouteTableContext;
   /** The file the server was told to write its log lines to (LOG_FILE). */
   logFile?: string;
 }
@@ -44,6 +53,9 @@ export interface Services {
 /** The name a start failure is reported under: "the S3 service (s3rver) did not start: ...". */
 const NAMES: Record<ServiceRequest['kind'], string> = {
   s3: 'S3 service (s3rver)',
+  broker: 'message broker (aedes)',
+  statsd: 'StatsD service (DNS server, StatsD sink, upstream)',
+  'route-table': 'route table service',
   'log-file': 'log file',
 };
 
@@ -52,6 +64,12 @@ function startOne(request: ServiceRequest, folder: string): Promise<StartedServi
   switch (request.kind) {
     case 's3':
       return startS3(data, request);
+    case 'broker':
+      return startBroker(request);
+    case 'statsd':
+      return startStatsd(request);
+    case 'route-table':
+      return startRouteTables(data, request);
     case 'log-file':
       return startLogFiles(data);
   }

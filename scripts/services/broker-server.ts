@@ -1,0 +1,112 @@
+// A real message broker on 127.0.0.1 (aedes, MQTT over TCP, pure JS), run in its own process by the
+// harness like any server. No Kafka broker installs here, so it stands in for one:
+// - BROKER_ACK_MS holds every publish that long before the broker acknowledges it (PUBACK) and passes
+//   it on, as a Kafka leader waits for its replicas with acks=all.
+// - One connection's publishes are acknowledged one after another, as a Kafka broker processes one
+//   request per connection at a time. aedes alone would handle every publish of a socket read at once,
+//   so the order is kept here, per client.
+// - A subscriber inside the broker counts the events arriving on each topic (a message holding a JSON
+//   array is a batch and counts as the events in it) and keeps each topic's first events, for probes.
+// The MQTT port is BROKER_MQTT_PORT; the counts are served over HTTP on PORT, which listens last, so
+// the harness sees the broker ready only once both are.
+import http from 'node:http';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Aedes, type Client } from 'aedes';
+
+const port = Number(process.env.PORT ?? 0);
+const mqttPort = Number(process.env.BROKER_MQTT_PORT ?? 1883);
+const ackMs = Number(process.env.BROKER_ACK_MS ?? 0);
+/** Topics the counting subscriber listens to; the harness hands out topics under this root. */
+const ROOT = process.env.BROKER_TOPIC_ROOT ?? 'events';
+const KEPT_EVENTS = 200;
+
+export interface TopicCounts {
+  /** Events arrived: a single event per plain message, the array's length for a batch. */
+  events: number;
+  /** MQTT messages arrived. */
+  messages: number;
+  /** Messages published with QoS 0: the broker never acknowledged them, and a lost one goes unnoticed. */
+  qos0: number;
+  /** Messages whose payload is neither a JSON object nor a JSON array. */
+  unreadable: number;
+  /** The topic's first events, in arrival order, as parsed. */
+  first: unknown[];
+}
+
+const topics = new Map<string, TopicCounts>();
+const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [] });
+
+function count(topic: string, payload: Buffer, qos: number): void {
+  let counts = topics.get(topic);
+  if (!counts) topics.set(topic, (counts = emptyCounts()));
+  counts.messages += 1;
+  if (qos === 0) counts.qos0 += 1;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const events = Array.isArray(parsed) ? parsed : parsed !== null && typeof parsed === 'object' ? [parsed] : undefined;
+  if (!events) {
+    counts.unreadable += 1;
+    return;
+  }
+  counts.events += events.length;
+  for (const event of events) {
+    if (counts.first.length >= KEPT_EVENTS) break;
+    counts.first.push(event);
+  }
+}
+
+const broker = await Aedes.createBroker();
+
+// Each client's publishes wait their turn, then the set acknowledgement latency.
+const turns = new WeakMap<Client, Promise<unknown>>();
+broker.authorizePublish = (client, packet, callback) => {
+  if (packet.topic.startsWith('$SYS')) return callback(new Error('$SYS topics are reserved'));
+  if (!client || ackMs <= 0) return callback(null);
+  const turn = (turns.get(client) ?? Promise.resolve()).then(() => sleep(ackMs));
+  turns.set(client, turn);
+  turn.then(() => callback(null));
+};
+
+broker.subscribe(
+  `${ROOT}/#`,
+  (packet, done) => {
+    count(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload), packet.qos);
+    done();
+  },
+  () => {},
+);
+
+const mqtt = net.createServer(broker.handle);
+const control = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://broker');
+  res.setHeader('content-type', 'application/json');
+  if (url.pathname === '/topics') {
+    res.end(JSON.stringify(Object.fromEntries([...topics].map(([topic, c]) => [topic, { ...c, first: c.first.length }]))));
+    return;
+  }
+  if (url.pathname.startsWith('/topics/')) {
+    const topic = decodeURIComponent(url.pathname.slice('/topics/'.length));
+    res.end(JSON.stringify(topics.get(topic) ?? emptyCounts()));
+    return;
+  }
+  res.statusCode = 404;
+  res.end(JSON.stringify({ error: 'GET /topics or /topics/<topic>' }));
+});
+
+mqtt.listen(mqttPort, '127.0.0.1', () => {
+  control.listen(port, '127.0.0.1', () => {
+    process.stdout.write(`aedes on mqtt://127.0.0.1:${mqttPort}, ack latency ${ackMs} ms, counts on http://127.0.0.1:${port}/topics\n`);
+  });
+});
+
+process.on('SIGTERM', () => {
+  control.closeAllConnections();
+  control.close();
+  mqtt.close();
+  broker.close(() => process.exit(0));
+});

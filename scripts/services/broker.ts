@@ -1,0 +1,80 @@
+// The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
+// broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
+import { ServerStartError, freePort, isPortFree, startServer, type RunningServer } from '../server-process.ts';
+import type { TopicCounts } from './broker-server.ts';
+import type { StartedService } from './index.ts';
+
+export type { TopicCounts };
+
+const BROKER_SERVER = new URL('./broker-server.ts', import.meta.url).pathname;
+const TOPIC_ROOT = 'events';
+
+export interface BrokerContext {
+  /** mqtt://127.0.0.1:<port>, as the server gets it in BROKER_URL. */
+  url: string;
+  /** This server run's own topic, as the server gets it in BROKER_TOPIC. */
+  topic: string;
+  /** The broker's HTTP endpoint for counts. */
+  controlUrl: string;
+  /** What has arrived on this run's topic so far. */
+  counts(): Promise<TopicCounts>;
+}
+
+export interface BrokerOptions {
+  /** How long the broker holds each publish before acknowledging it, one at a time per connection. */
+  ackLatencyMs?: number;
+  /** The MQTT port; a free one when left out. */
+  port?: number;
+}
+
+export async function startBroker(options: BrokerOptions = {}): Promise<StartedService> {
+  if (options.port && !(await isPortFree(options.port))) {
+    throw new ServerStartError(`port ${options.port} on 127.0.0.1 is already in use; stop what uses it or choose another port`, '');
+  }
+  const mqttPort = options.port || (await freePort());
+  const ackMs = options.ackLatencyMs ?? 0;
+  const server: RunningServer = await startServer(BROKER_SERVER, {
+    env: { BROKER_MQTT_PORT: String(mqttPort), BROKER_ACK_MS: String(ackMs), BROKER_TOPIC_ROOT: TOPIC_ROOT },
+  });
+  const url = `mqtt://127.0.0.1:${mqttPort}`;
+  let runs = 0;
+  return {
+    async prepare() {
+      const topic = `${TOPIC_ROOT}/run-${++runs}`;
+      const context: BrokerContext = { url, topic, controlUrl: server.url, counts: () => topicCounts(server.url, topic) };
+      return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, contexts: { broker: context } };
+    },
+    describe: () => `message broker (aedes, MQTT) at ${url}, ${ackMs} ms per acknowledgement, counts at ${server.url}/topics`,
+    async stop() {
+      await server.stop();
+    },
+  };
+}
+
+export async function topicCounts(controlUrl: string, topic: string): Promise<TopicCounts> {
+  const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}`, { signal: AbortSignal.timeout(5000) });
+  if (!response.ok) throw new Error(`the broker's counts answered ${response.status}`);
+  return (await response.json()) as TopicCounts;
+}
+
+/**
+ * Waits until the topic holds at least `expected` events, or until none has arrived for `quietMs`, or
+ * until `limitMs` has passed; returns the counts then.
+ */
+export async function waitForEvents(
+  context: BrokerContext,
+  expected: number,
+  options: { quietMs?: number; limitMs?: number; intervalMs?: number } = {},
+): Promise<{ counts: TopicCounts; reached: boolean; waitedMs: number }> {
+  const { quietMs = 2000, limitMs = 30_000, intervalMs = 100 } = options;
+  const started = Date.now();
+  let counts = await context.counts();
+  let lastChange = Date.now();
+  while (counts.events < expected && Date.now() - lastChange < quietMs && Date.now() - started < limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    const now = await context.counts();
+    if (now.events !== counts.events) lastChange = Date.now();
+    counts = now;
+  }
+  return { counts, reached: counts.events >= expected, waitedMs: Date.now() - started };
+}

@@ -1,0 +1,72 @@
+// The route-table service: a configuration service that publishes a route table as a file, the way a
+// config system pushes a document to every instance. Each server run gets its own copy of the exercise's
+// table (ROUTES_FILE). The service publishes it again every publishEveryMs with the next revision, and a
+// correctness probe changes the routes through it. Every publication replaces the file in one rename, so
+// a server never reads half a table.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { StartedService } from './index.ts';
+
+/** The published document: a revision that goes up with every publication, and the routes. */
+export interface PublishedTable<Route = Record<string, unknown>> {
+  revision: number;
+  publishedAt: string;
+  routes: Route[];
+}
+
+export interface RouteTableContext {
+  /** The file the server reads (ROUTES_FILE). */
+  file: string;
+  /** The table as last published. */
+  current(): PublishedTable;
+  /** Changes the routes and publishes them at once; returns the revision they were published under. */
+  update(change: (routes: Record<string, unknown>[]) => Record<string, unknown>[]): number;
+}
+
+export interface RouteTableOptions {
+  /** The table as shipped: a JSON file with `revision` and `routes`. */
+  source: string;
+  /** How often the table is published again with the next revision (0: only when a probe changes it). */
+  publishEveryMs?: number;
+}
+
+export async function startRouteTables(directory: string, options: RouteTableOptions): Promise<StartedService> {
+  mkdirSync(directory, { recursive: true });
+  const shipped = JSON.parse(readFileSync(options.source, 'utf8')) as PublishedTable;
+  if (!Number.isInteger(shipped.revision) || !Array.isArray(shipped.routes)) throw new Error(`${options.source} has no revision and routes`);
+  let count = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let last: string | undefined;
+
+  return {
+    async prepare() {
+      // Only the latest server reads a table: the one before it has stopped.
+      clearInterval(timer);
+      const file = path.join(directory, `routes-${++count}.json`);
+      let table: PublishedTable = { ...shipped, routes: structuredClone(shipped.routes) };
+      const publish = (routes = table.routes): number => {
+        table = { revision: table.revision + 1, publishedAt: new Date().toISOString(), routes };
+        writeFileSync(`${file}.next`, JSON.stringify(table, null, 2));
+        renameSync(`${file}.next`, file);
+        return table.revision;
+      };
+      publish();
+      if (options.publishEveryMs) {
+        timer = setInterval(() => publish(), options.publishEveryMs);
+        timer.unref();
+      }
+      last = file;
+      const context: RouteTableContext = {
+        file,
+        current: () => structuredClone(table),
+        update: (change) => publish(change(structuredClone(table.routes))),
+      };
+      return { env: { ROUTES_FILE: file }, contexts: { routeTable: context } };
+    },
+    describe: () =>
+      `configuration service: the route table is ${last ?? `in ${directory}`}${options.publishEveryMs ? `, published again every ${options.publishEveryMs} ms with the next revision` : ''}`,
+    async stop() {
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// The StatsD service: a DNS server, a StatsD sink and an upstream HTTP API in one process of their own
+// (statsd-server.ts), reset before each server run, and the helpers the correctness probes use to read
+// the sink's counts, move the StatsD record and change what the upstream answers.
+import { startServer, type RunningServer } from '../server-process.ts';
+import type { StartedService } from './index.ts';
+
+export interface StatsdOptions {
+  /** Each DNS answer leaves at least this long after its query arrived. */
+  dnsLatencyMs?: number;
+  /** At most this many DNS answers a second, oldest query first; 0 or absent: no limit. */
+  dnsAnswersPerSecond?: number;
+  /** The TTL of every record, in seconds (default 2). */
+  ttlSeconds?: number;
+  /** The upstream API's name (default upstream.hotpath.test). */
+  upstreamName?: string;
+  upstreamLatencyMs?: number;
+  /** The upstream closes a connection after this many answers; 0 or absent: never. */
+  upstreamRequestsPerConnection?: number;
+  /** What the upstream answers, by path: GET <path> gets the JSON of routes[path], anything else a 404. */
+  upstreamRoutes?: Record<string, unknown>;
+  port?: number;
+}
+
+/** Metric lines the sink received since the server run began, by the address they were sent to and by name. */
+export interface StatsdCounts {
+  byAddress: Record<string, number>;
+  byName: Record<string, number>;
+  lines: number;
+}
+
+export interface StatsdState {
+  dns: { server: string; latencyMs: number; answersPerSecond: number; ttlSeconds: number; queries: number; duplicates: number; answered: number; waiting: number; waitingPeak: number };
+  statsd: { name: string; port: number; addresses: string[]; record: string };
+  upstream: { name: string; port: number; latencyMs: number; requestsPerConnection: number; requests: number; connections: number };
+}
+
+/** What a probe gets: where things are, and helpers on the running service. */
+export interface StatsdContext {
+  /** The DNS server, host:port, as the server gets it in DNS_SERVER. */
+  dnsServer: string;
+  statsdHost: string;
+  statsdPort: number;
+  /** The addresses the sink listens on; the StatsD record starts on the first. */
+  sinkAddresses: string[];
+  upstreamUrl: string;
+  ttlSeconds: number;
+  counts(): Promise<StatsdCounts>;
+  state(): Promise<StatsdState>;
+  /** Points the StatsD name at another sink address; lookups answered from now on get it. */
+  moveRecord(address: string): Promise<void>;
+  /** Replaces what the upstream answers, by path. */
+  setUpstreamRoutes(routes: Record<string, unknown>): Promise<void>;
+}
+
+export async function startStatsd(options: StatsdOptions): Promise<StartedService> {
+  const server: RunningServer = await startServer(new URL('./statsd-server.ts', import.meta.url).pathname, {
+    port: options.port,
+    env: {
+      DNS_LATENCY_MS: String(options.dnsLatencyMs ?? 0),
+      DNS_ANSWERS_PER_SECOND: String(options.dnsAnswersPerSecond ?? 0),
+      DNS_TTL_SECONDS: String(options.ttlSeconds ?? 2),
+      UPSTREAM_LATENCY_MS: String(options.upstreamLatencyMs ?? 0),
+      UPSTREAM_REQUESTS_PER_CONNECTION: String(options.upstreamRequestsPerConnection ?? 0),
+      UPSTREAM_ROUTES: JSON.stringify(options.upstreamRoutes ?? {}),
+      ...(options.upstreamName ? { UPSTREAM_NAME: options.upstreamName } : {}),
+    },
+  });
+  const control = server.url;
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${control}/_hotpath/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(5000),
+    });
+    const json = (await response.json()) as T & { error?: string };
+    if (!response.ok) throw new Error(`the StatsD service's ${method} ${path} answered ${response.status}: ${json.error}`);
+    return json;
+  };
+  const first = await call<StatsdState>('GET', 'state');
+  const context: StatsdContext = {
+    dnsServer: first.dns.server,
+    statsdHost: first.statsd.name,
+    statsdPort: first.statsd.port,
+    sinkAddresses: first.statsd.addresses,
+    upstreamUrl: `http://${first.upstream.name}:${first.upstream.port}`,
+    ttlSeconds: first.dns.ttlSeconds,
+    counts: () => call<StatsdCounts>('GET', 'counts'),
+    state: () => call<StatsdState>('GET', 'state'),
+    moveRecord: async (address) => void (await call('POST', 'move', { address })),
+    setUpstreamRoutes: async (routes) => void (await call('PUT', 'routes', routes)),
+  };
+  return {
+    // Fresh state for the next server: counts at zero, the record back on the first address, the routes as set.
+    async prepare() {
+      await call('POST', 'reset');
+      const env = {
+        DNS_SERVER: context.dnsServer,
+        STATSD_HOST: context.statsdHost,
+        STATSD_PORT: String(context.statsdPort),
+        UPSTREAM_URL: context.upstreamUrl,
+      };
+      return { env, contexts: { statsd: context } };
+    },
+    describe: () =>
+      `DNS on ${context.dnsServer} (TTL ${context.ttlSeconds} s), StatsD sink ${context.statsdHost} on ${context.sinkAddresses.join(' and ')} port ${context.statsdPort}, ` +
+      `upstream ${context.upstreamUrl}, control at ${control}`,
+    async stop() {
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * Waits until the sink has counted at least `expected` lines, or none has arrived for `quietMs`, or
+ * `limitMs` has passed; returns the counts then.
+ */
+export async function waitForLines(
+  context: StatsdContext,
+  expected: number,
+  options: { quietMs?: number; limitMs?: number } = {},
+): Promise<{ counts: StatsdCounts; settled: boolean; waitedMs: number }> {
+  const { quietMs = 2000, limitMs = 60_000 } = options;
+  const started = Date.now();
+  let counts = await context.counts();
+  let lastChange = Date.now();
+  while (counts.lines < expected && Date.now() - lastChange < quietMs && Date.now() - started < limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = await context.counts();
+    if (now.lines !== counts.lines) lastChange = Date.now();
+    counts = now;
+  }
+  return { counts, settled: counts.lines >= expected || Date.now() - lastChange >= quietMs, waitedMs: Date.now() - started };
+}

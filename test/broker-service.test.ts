@@ -1,0 +1,65 @@
+import net from 'node:net';
+import mqtt from 'mqtt';
+import { describe, expect, it } from 'vitest';
+import { liveServerCount } from '../scripts/server-process.ts';
+import { startServices } from '../scripts/services/index.ts';
+import { waitForEvents } from '../scripts/services/broker.ts';
+
+describe('broker service', () => {
+  it('acknowledges publishes after the set latency, one connection at a time, counts events per fresh topic, and stops clean', async () => {
+    const before = liveServerCount();
+    const services = await startServices([{ kind: 'broker', ackLatencyMs: 20 }]);
+    try {
+      const first = await services.prepare();
+      const second = await services.prepare();
+      const broker = first.contexts.broker!;
+      expect(first.env.BROKER_URL).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+      expect(first.env.BROKER_TOPIC).toBe(broker.topic);
+      expect(second.env.BROKER_TOPIC).not.toBe(broker.topic);
+      expect(services.describe()[0]).toContain('aedes');
+
+      const client = await mqtt.connectAsync(broker.url);
+      try {
+        // One event, acknowledged no sooner than the set latency.
+        let started = Date.now();
+        await client.publishAsync(broker.topic, JSON.stringify({ user: 'u1', variant: 'A' }), { qos: 1 });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(19);
+
+        // A batch counts as the events it holds.
+        await client.publishAsync(broker.topic, JSON.stringify([{ user: 'u2' }, { user: 'u3' }, { user: 'u4' }]), { qos: 1 });
+
+        // Five publishes at once on one connection are acknowledged one after another, as a Kafka
+        // broker serves one connection's requests in order: about 5 x 20 ms, not 20 ms.
+        started = Date.now();
+        await Promise.all(Array.from({ length: 5 }, (_, i) => client.publishAsync(broker.topic, JSON.stringify({ user: `s${i}` }), { qos: 1 })));
+        expect(Date.now() - started).toBeGreaterThanOrEqual(5 * 19);
+
+        await client.publishAsync(broker.topic, 'not json', { qos: 0 });
+      } finally {
+        await client.endAsync();
+      }
+
+      const { counts, reached } = await waitForEvents(broker, 9, { quietMs: 1000, limitMs: 5000 });
+      expect(reached).toBe(true);
+      expect(counts).toMatchObject({ events: 9, messages: 8, qos0: 1, unreadable: 1 });
+      expect(counts.first.slice(0, 4)).toEqual([{ user: 'u1', variant: 'A' }, { user: 'u2' }, { user: 'u3' }, { user: 'u4' }]);
+      expect((await second.contexts.broker!.counts()).events).toBe(0);
+    } finally {
+      await services.stop();
+    }
+    expect(liveServerCount()).toBe(before);
+  });
+
+  it('says clearly when the MQTT port is taken, and leaves nothing behind', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const error = await startServices([{ kind: 'broker', port }]).catch((e: unknown) => e);
+      expect(String(error)).toMatch(new RegExp(`message broker \\(aedes\\) did not start: port ${port} .* in use`));
+      expect(liveServerCount()).toBe(0);
+    } finally {
+      blocker.close();
+    }
+  });
+});
