@@ -151,7 +151,8 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
       server.url,
       manifest.load,
       (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }),
-      () => {
+      async () => {
+        if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
         server.resetFigures();
         measuredFrom = server.samples.length;
       },
@@ -179,6 +180,17 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
     return withFailure(run, error, server.output());
   } finally {
     await server.stop();
+  }
+}
+
+/** Waits until the server's event loop is under 10% busy over a quarter second, or 20 s at most. */
+async function waitUntilIdle(server: RunningServer, limitMs = 20_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  await server.utilization(); // starts the interval
+  while (Date.now() < until && !server.exit()) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const busy = await server.utilization();
+    if (busy === undefined || busy < 0.1) return;
   }
 }
 

@@ -34,10 +34,10 @@ export async function runLoad(
   profile: LoadProfile,
   onProgress: (progress: LoadProgress) => void = () => {},
   /** Called between the phases, e.g. to reset the probe's figures so they cover the measured phase only. */
-  beforeMeasured: () => void = () => {},
+  beforeMeasured: () => void | Promise<void> = () => {},
 ): Promise<LoadResult> {
   const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress) : undefined;
-  beforeMeasured();
+  await beforeMeasured();
   const perSecond: number[] = [];
   const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, (progress) => {
     // autocannon ends with one more tick, after its counter was reset: 0 requests, not a second of load.

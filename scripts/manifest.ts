@@ -51,6 +51,12 @@ export interface LoadProfile {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+  /**
+   * Wait after the warm-up until the server's event loop is idle before measuring. autocannon abandons
+   * the warm-up's requests still in flight, and a server whose requests take seconds keeps working on
+   * them; without the wait the measured phase starts behind that backlog.
+   */
+  settleAfterWarmup?: boolean;
 }
 
 /**

@@ -52,6 +52,8 @@ export interface RunningServer {
   resetFigures(): void;
   /** The probe's figures since the last reset, or undefined if the server does not answer in time. */
   snapshot(timeoutMs?: number): Promise<RuntimeFigures | undefined>;
+  /** The event loop's utilization since the previous call (0 idle, 1 always busy), or undefined without an answer. */
+  utilization(timeoutMs?: number): Promise<number | undefined>;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
 }
@@ -130,6 +132,7 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
 
   const samples: RuntimeFigures[] = [];
   const pendingSnapshots = new Map<number, (figures: RuntimeFigures) => void>();
+  const pendingUtilization = new Map<number, (value: number) => void>();
   let nextSnapshotId = 1;
   let onListening: ((port: number) => void) | undefined;
   child.on('message', (message) => {
@@ -137,6 +140,7 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
     if (message.type === 'listening') onListening?.(message.port);
     if (message.type === 'sample') samples.push(message.figures);
     if (message.type === 'snapshot') pendingSnapshots.get(message.id)?.(message.figures);
+    if (message.type === 'utilization') pendingUtilization.get(message.id)?.(message.value);
   });
   // A server that dies closes the channel; writes to it after that must not throw in the harness.
   child.on('error', () => {});
@@ -195,6 +199,21 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
           resolve(figures);
         });
         child.send({ type: 'snapshot', id });
+      }),
+    utilization: (utilizationTimeoutMs = 2000) =>
+      new Promise((resolve) => {
+        if (!child.connected) return resolve(undefined);
+        const id = nextSnapshotId++;
+        const timer = setTimeout(() => {
+          pendingUtilization.delete(id);
+          resolve(undefined);
+        }, utilizationTimeoutMs);
+        pendingUtilization.set(id, (value) => {
+          clearTimeout(timer);
+          pendingUtilization.delete(id);
+          resolve(value);
+        });
+        child.send({ type: 'utilization', id });
       }),
     stop,
   };

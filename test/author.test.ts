@@ -7,6 +7,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { demoChoices, nodeFlagsComment, runBench, specFor, type ServerSpec } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
+import type { Stage } from '../scripts/manifest.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
 import type { RunReport } from '../scripts/result.ts';
@@ -25,6 +26,22 @@ function wrongFixes(id: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f)) : [];
 }
 
+/** Whether a run shows what the tests below expect of it; used only to decide on a confirming run. */
+function asExpected(report: RunReport, stages: Stage[]): boolean {
+  const references = report.servers.filter((s) => s.role === 'broken' || s.role === 'ceiling');
+  const referencesClean = references.every((s) => !s.failure && (s.check?.ok ?? true) && (s.load?.requests ?? 0) > 0 && s.load?.errors === 0);
+  const mine = report.verdicts.find((v) => v.label === 'mine');
+  const mineFails = mine !== undefined && mine.problems.length === 0 && mine.targets.some((t) => !t.pass);
+  const stagesHold = stages.every((stage, i) => {
+    const verdict = report.verdicts.find((v) => v.label === `stage ${i + 1}`);
+    if (!verdict) return false;
+    if (verdict.notExpectedHere) return true;
+    if (stage.expectedToFail) return verdict.expectedToFail?.rejected === true && verdict.targets.every((t) => t.pass);
+    return verdict.pass;
+  });
+  return referencesClean && mineFails && stagesHold;
+}
+
 for (const exercise of exercises) {
   const { id, stages } = exercise.manifest;
 
@@ -36,7 +53,15 @@ for (const exercise of exercises) {
       const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice)), shippedAsMine(exercise)];
       report = await runBench(exercise, specs);
       console.log(renderReport(report));
-    }, 300_000);
+      if (!asExpected(report, stages)) {
+        // A failure is confirmed by a second full measurement, judged on its own, before it fails the
+        // suite: a shared machine can lose a third of its speed for a few seconds, which one server's
+        // single run cannot tell from a regression. The first run stays in the log.
+        console.warn(`author check ${id}: the first measurement missed what is expected (above); measuring every server again to confirm`);
+        report = await runBench(exercise, specs);
+        console.log(renderReport(report));
+      }
+    }, 600_000);
 
     it('ships server.ts as the broken server', () => {
       expect(readFileSync(exercise.shippedFile, 'utf8')).toContain('listen(');

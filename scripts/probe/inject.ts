@@ -3,7 +3,7 @@
 // heap, GC time by kind, event-loop delay and active resources. Without an IPC channel it does nothing.
 import { createHook } from 'node:async_hooks';
 import net from 'node:net';
-import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance as nodePerformance, PerformanceObserver } from 'node:perf_hooks';
 import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
@@ -114,9 +114,15 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
 if (process.send && process.env.HOTPATH_PROBE === '1') {
   reportListening();
   const runtime = startFigures();
+  let lastUtilization = nodePerformance.eventLoopUtilization();
   process.on('message', (message: HarnessToProbe) => {
     if (message?.type === 'reset') runtime.reset();
     if (message?.type === 'snapshot') send({ type: 'snapshot', id: message.id, figures: runtime.figures() });
+    if (message?.type === 'utilization') {
+      const now = nodePerformance.eventLoopUtilization();
+      send({ type: 'utilization', id: message.id, value: nodePerformance.eventLoopUtilization(now, lastUtilization).utilization });
+      lastUtilization = now;
+    }
   });
   setInterval(() => send({ type: 'sample', figures: runtime.figures() }), SAMPLE_INTERVAL_MS).unref();
   // The probe must not keep a server alive, and a server must not outlive the harness that started it.

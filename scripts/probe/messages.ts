@@ -36,9 +36,11 @@ export interface GcKindFigures {
 export type ProbeToHarness =
   | { type: 'listening'; port: number; address: string }
   | { type: 'sample'; figures: RuntimeFigures }
-  | { type: 'snapshot'; id: number; figures: RuntimeFigures };
+  | { type: 'snapshot'; id: number; figures: RuntimeFigures }
+  /** The event loop's utilization (0 to 1) since the previous utilization message. */
+  | { type: 'utilization'; id: number; value: number };
 
-export type HarnessToProbe = { type: 'reset' } | { type: 'snapshot'; id: number };
+export type HarnessToProbe = { type: 'reset' } | { type: 'snapshot'; id: number } | { type: 'utilization'; id: number };
 
 export function isProbeMessage(value: unknown): value is ProbeToHarness {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
