@@ -64,3 +64,11 @@ export function bar(value: number, max: number, width = 40): string {
   const partial = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8]!;
   return '█'.repeat(Math.floor(eighths / 8)) + partial;
 }
+
+/** One block per value, scaled to the largest: "▇▆▅▄▃▂". Empty when there is nothing to draw. */
+export function sparkline(values: number[]): string {
+  const max = Math.max(...values, 0);
+  if (!(max > 0)) return '';
+  const blocks = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+  return values.map((v) => blocks[Math.min(7, Math.max(0, Math.round((v / max) * 7)))]).join('');
+}

@@ -1,5 +1,5 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
-import { bar, bold, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
+import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
 import { formatMetric, quarters } from './verdict.ts';
 
@@ -20,6 +20,9 @@ export function renderReport(report: RunReport): string {
   ];
   const measured = report.servers.filter((s) => s.load);
   if (measured.length > 0) lines.push('', bold('req/s'), bars(report.servers));
+  if (measured.some((s) => (s.load?.perSecond.length ?? 0) >= 4)) {
+    lines.push('', bold('req/s second by second, measured phase (each server to its own scale)'), perSecondLines(measured));
+  }
   if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
   const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);
   if (afterLoad.length > 0) {
@@ -88,6 +91,17 @@ function byType(counts: Record<string, number>, limit = 6): string {
     .slice(0, limit)
     .map(([type, count]) => `${type} ${integer(count)}`)
     .join(', ');
+}
+
+function perSecondLines(servers: ServerRun[]): string {
+  const width = Math.max(...servers.map((s) => s.label.length));
+  return servers
+    .map((s) => {
+      const seconds = s.load?.perSecond ?? [];
+      const range = seconds.length > 0 ? `${integer(seconds[0]!)} → ${integer(seconds.at(-1)!)}` : '';
+      return `${padEnd(s.label, width)}  ${sparkline(seconds)}  ${dim(range)}`;
+    })
+    .join('\n');
 }
 
 function runtimeTable(servers: ServerRun[]): string {

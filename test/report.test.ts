@@ -58,6 +58,17 @@ describe('report', () => {
     expect(text).toMatch(/broken\s+50\.0 MB\s+8\.00 MB\/s\s+25\.0% \(900\)/);
   });
 
+  it('draws each server\'s seconds as a sparkline, so a falling pace shows', () => {
+    const over = (perSecond: number[]) => loadResult(100, { perSecond });
+    const servers = [
+      serverRun('broken', 'broken', undefined, { load: over([800, 600, 400, 200]) }),
+      serverRun('stage 1', 'stage', undefined, { load: over([900, 910, 905, 900]) }),
+    ];
+    const text = renderReport({ ...sampleReport(), servers, verdicts: [], pass: false });
+    expect(text).toMatch(/broken\s+█▆▅▃\s+\S*800 → 200/);
+    expect(text).toMatch(/stage 1\s+████\s+\S*900 → 900/);
+  });
+
   it('shows why a server failed, with what it printed', () => {
     const report = sampleReport();
     report.servers[1] = serverRun('stage 1', 'stage', undefined, { failure: 'the server crashed during the load (exit code 1)', output: 'TypeError: x is undefined' });
