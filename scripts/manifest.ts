@@ -78,7 +78,7 @@ export interface LoadProfile {
 export type ServiceRequest =
   | { kind: 's3'; latencyMs?: number; port?: number }
   | { kind: 'log-file' }
-  | { kind: 'broker'; ackLatencyMs?: number; port?: number }
+  | { kind: 'broker'; ackLatencyMs?: number; port?: number; mark?: { field: string; prefix: string } }
   | ({ kind: 'statsd' } & StatsdOptions)
   | ({ kind: 'route-table' } & RouteTableOptions);
 

@@ -124,13 +124,23 @@ for (const exercise of exercises) {
         expect(server.check!.failures.join('\n'), server.label).toContain(named(path.join(ROOT, server.file), 'probe'));
       }
       if (afterLoad.length === 0) return;
-      const loaded = await runBench(exercise, afterLoad.map(wrongSpec), { judge: false });
-      for (const server of loaded.servers) {
+      const rejectedAsNamed = (server: RunReport['servers'][number]) =>
+        !server.failure && server.check?.ok === true && server.afterLoad?.ok === false &&
+        server.afterLoad.failures.join('\n').includes(named(path.join(ROOT, server.file), 'after-load')!);
+      let servers = (await runBench(exercise, afterLoad.map(wrongSpec), { judge: false })).servers;
+      const missed = servers.filter((server) => !rejectedAsNamed(server));
+      if (missed.length > 0) {
+        // As for the stages: a miss under load is confirmed by a second run of that file before it fails.
+        console.warn(`author check ${id}: not rejected as named in the first run, measuring again: ${missed.map((s) => `${s.label} (${s.afterLoad?.passed.join('; ') ?? s.failure})`).join(', ')}`);
+        const again = (await runBench(exercise, missed.map((s) => wrongSpec(path.join(ROOT, s.file))), { judge: false })).servers;
+        servers = servers.map((server) => again.find((a) => a.label === server.label) ?? server);
+      }
+      for (const server of servers) {
         expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
         expect(server.check?.ok, `${server.label} should pass the probe before the load: ${server.check?.failures.join('; ')}`).toBe(true);
-        expect(server.afterLoad?.ok, `${server.label} passed the after-load check`).toBe(false);
+        expect(server.afterLoad?.ok, `${server.label} passed the after-load check: ${server.afterLoad?.passed.join('; ')}`).toBe(false);
         expect(server.afterLoad!.failures.join('\n'), server.label).toContain(named(path.join(ROOT, server.file), 'after-load'));
       }
-    }, 300_000);
+    }, 600_000);
   });
 }

@@ -20,6 +20,8 @@ const ackMs = Number(process.env.BROKER_ACK_MS ?? 0);
 /** Topics the counting subscriber listens to; the harness hands out topics under this root. */
 const ROOT = process.env.BROKER_TOPIC_ROOT ?? 'events';
 const KEPT_EVENTS = 200;
+const markField = process.env.BROKER_MARK_FIELD;
+const markPrefix = process.env.BROKER_MARK_PREFIX;
 
 export interface TopicCounts {
   /** Events arrived: a single event per plain message, the array's length for a batch. */
@@ -32,10 +34,18 @@ export interface TopicCounts {
   unreadable: number;
   /** The topic's first events, in arrival order, as parsed. */
   first: unknown[];
+  /** Events whose BROKER_MARK_FIELD starts with BROKER_MARK_PREFIX (0 when not set): a probe's own traffic. */
+  marked: number;
 }
 
 const topics = new Map<string, TopicCounts>();
-const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [] });
+const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [], marked: 0 });
+
+function isMarked(event: unknown): boolean {
+  if (!markField || !markPrefix || event === null || typeof event !== 'object') return false;
+  const value = (event as Record<string, unknown>)[markField];
+  return typeof value === 'string' && value.startsWith(markPrefix);
+}
 
 function count(topic: string, payload: Buffer, qos: number): void {
   let counts = topics.get(topic);
@@ -54,6 +64,7 @@ function count(topic: string, payload: Buffer, qos: number): void {
     return;
   }
   counts.events += events.length;
+  for (const event of events) if (isMarked(event)) counts.marked += 1;
   for (const event of events) {
     if (counts.first.length >= KEPT_EVENTS) break;
     counts.first.push(event);

@@ -25,6 +25,8 @@ export interface BrokerOptions {
   ackLatencyMs?: number;
   /** The MQTT port; a free one when left out. */
   port?: number;
+  /** Count apart the events whose `field` starts with `prefix` (TopicCounts.marked): a check's own traffic. */
+  mark?: { field: string; prefix: string };
 }
 
 export async function startBroker(options: BrokerOptions = {}): Promise<StartedService> {
@@ -34,7 +36,12 @@ export async function startBroker(options: BrokerOptions = {}): Promise<StartedS
   const mqttPort = options.port || (await freePort());
   const ackMs = options.ackLatencyMs ?? 0;
   const server: RunningServer = await startServer(BROKER_SERVER, {
-    env: { BROKER_MQTT_PORT: String(mqttPort), BROKER_ACK_MS: String(ackMs), BROKER_TOPIC_ROOT: TOPIC_ROOT },
+    env: {
+      BROKER_MQTT_PORT: String(mqttPort),
+      BROKER_ACK_MS: String(ackMs),
+      BROKER_TOPIC_ROOT: TOPIC_ROOT,
+      ...(options.mark ? { BROKER_MARK_FIELD: options.mark.field, BROKER_MARK_PREFIX: options.mark.prefix } : {}),
+    },
   });
   const url = `mqtt://127.0.0.1:${mqttPort}`;
   let runs = 0;
