@@ -131,16 +131,31 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
   });
 
   const samples: RuntimeFigures[] = [];
-  const pendingSnapshots = new Map<number, (figures: RuntimeFigures) => void>();
-  const pendingUtilization = new Map<number, (value: number) => void>();
-  let nextSnapshotId = 1;
+  // Questions to the probe that wait for its answer, by id: snapshot and utilization.
+  const pendingAnswers = new Map<number, (answer: unknown) => void>();
+  let nextQuestionId = 1;
+  const ask = <T>(type: 'snapshot' | 'utilization', timeoutMs: number): Promise<T | undefined> =>
+    new Promise((resolve) => {
+      if (!child.connected) return resolve(undefined);
+      const id = nextQuestionId++;
+      const timer = setTimeout(() => {
+        pendingAnswers.delete(id);
+        resolve(undefined);
+      }, timeoutMs);
+      pendingAnswers.set(id, (answer) => {
+        clearTimeout(timer);
+        pendingAnswers.delete(id);
+        resolve(answer as T);
+      });
+      child.send({ type, id });
+    });
   let onListening: ((port: number) => void) | undefined;
   child.on('message', (message) => {
     if (!isProbeMessage(message)) return;
     if (message.type === 'listening') onListening?.(message.port);
     if (message.type === 'sample') samples.push(message.figures);
-    if (message.type === 'snapshot') pendingSnapshots.get(message.id)?.(message.figures);
-    if (message.type === 'utilization') pendingUtilization.get(message.id)?.(message.value);
+    if (message.type === 'snapshot') pendingAnswers.get(message.id)?.(message.figures);
+    if (message.type === 'utilization') pendingAnswers.get(message.id)?.(message.value);
   });
   // A server that dies closes the channel; writes to it after that must not throw in the harness.
   child.on('error', () => {});
@@ -185,36 +200,8 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
     resetFigures: () => {
       if (child.connected) child.send({ type: 'reset' });
     },
-    snapshot: (snapshotTimeoutMs = 5000) =>
-      new Promise((resolve) => {
-        if (!child.connected) return resolve(undefined);
-        const id = nextSnapshotId++;
-        const timer = setTimeout(() => {
-          pendingSnapshots.delete(id);
-          resolve(undefined);
-        }, snapshotTimeoutMs);
-        pendingSnapshots.set(id, (figures) => {
-          clearTimeout(timer);
-          pendingSnapshots.delete(id);
-          resolve(figures);
-        });
-        child.send({ type: 'snapshot', id });
-      }),
-    utilization: (utilizationTimeoutMs = 2000) =>
-      new Promise((resolve) => {
-        if (!child.connected) return resolve(undefined);
-        const id = nextSnapshotId++;
-        const timer = setTimeout(() => {
-          pendingUtilization.delete(id);
-          resolve(undefined);
-        }, utilizationTimeoutMs);
-        pendingUtilization.set(id, (value) => {
-          clearTimeout(timer);
-          pendingUtilization.delete(id);
-          resolve(value);
-        });
-        child.send({ type: 'utilization', id });
-      }),
+    snapshot: (timeoutMs = 5000) => ask<RuntimeFigures>('snapshot', timeoutMs),
+    utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
     stop,
   };
 }
