@@ -28,6 +28,10 @@ export interface ServerRun {
   failure?: string;
   /** What the server printed, kept when it failed. */
   output?: string;
+  /** For a ramped load (the manifest's load.ramp or `run --ramp`): each step, and the knee. */
+  ramp?: RampResult;
+  /** For `run --soak`: the figures window by window, their trends and a verdict. */
+  soak?: SoakResult;
 }
 
 export interface TargetResult {
@@ -68,4 +72,86 @@ export interface RunReport {
   verdicts: ServerVerdict[];
   /** True when every judged server passed. */
   pass: boolean;
+}
+
+// ---- Load over time: a ramp of offered rates, and a soak (a long steady load). Shared by the CLI's
+// reports, the SVG charts and (later) the hub's live charts.
+
+export interface LatencyFigures {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** One step of a ramp: a fixed offered rate for a few seconds. */
+export interface RampStep {
+  /** Requests per second the load offered. */
+  offered: number;
+  /** Requests per second answered (2xx) during the step. */
+  achieved: number;
+  /** Milliseconds, of the requests answered during the step. */
+  latency: LatencyFigures;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  seconds: number;
+}
+
+/** Where the server stopped keeping up with the offered rate. */
+export interface Knee {
+  /** The highest offered rate the server kept up with, before the first step it did not. */
+  offered: number;
+  /** What it answered at that step. */
+  achieved: number;
+  /** Index of that step in RampResult.steps. */
+  step: number;
+  /** Why the next step is past the knee, in words ("answered 114 of 140 req/s", "p99 12x its low-load p99"). */
+  reason: string;
+}
+
+export interface RampResult {
+  from: number;
+  to: number;
+  stepSeconds: number;
+  steps: RampStep[];
+  /** p99 of the first step, the low-load reference for the latency criterion. */
+  lowLoadP99: number;
+  /** Undefined when the server kept up with every step: the ramp did not reach its knee. */
+  knee?: Knee;
+  /** The highest step's p99 over lowLoadP99: the queueing cliff past the knee. */
+  cliff?: number;
+}
+
+/** One window of a soak (e.g. 10 s): what the load and the probe saw in it. */
+export interface SoakWindow {
+  /** Seconds since the soak began, at the window's start. */
+  startSecond: number;
+  seconds: number;
+  requestsPerSecond: number;
+  /** Milliseconds. */
+  latencyP99: number;
+  /** Lowest heap used in the window (bytes): the heap after collection, what a leak raises. */
+  heapUsed: number;
+  /** Share of the window's wall time in GC, minor and major. */
+  gcShare: number;
+}
+
+export interface SoakTrend {
+  /** Least-squares slope per minute, in the figure's unit. */
+  slopePerMinute: number;
+  /** The last window over the first (1 = flat). */
+  change: number;
+  degrading: boolean;
+}
+
+export interface SoakResult {
+  seconds: number;
+  windowSeconds: number;
+  windows: SoakWindow[];
+  trends: { requestsPerSecond: SoakTrend; latencyP99: SoakTrend; heapUsed: SoakTrend; gcShare: SoakTrend };
+  /** 'degrading' when any trend degrades, with the reasons in words. */
+  verdict: 'degrading' | 'steady';
+  reasons: string[];
 }
