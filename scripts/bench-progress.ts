@@ -11,6 +11,7 @@ export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (eve
   };
   return (event) => {
     if (event.type === 'services') stream.write(`starting services: ${event.names.join(', ')}\n`);
+    if (event.type === 'repeat') stream.write(`run ${event.index + 1} of ${event.of}\n`);
     if (event.type === 'after-load') write(`${position}: checking what the load left behind`);
     if (event.type === 'starting') {
       position = `[${event.index + 1}/${event.of}] ${event.label}`;
@@ -20,7 +21,10 @@ export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (eve
     if (event.type === 'checked') write(`${position}: correctness probe ${event.ok ? 'passed' : 'FAILED'}`, !event.ok);
     if (event.type === 'load') {
       const { phase, second, of, requestsLastSecond } = event.progress;
-      write(`${position}: ${phase} ${second}/${of} s · ${integer(requestsLastSecond)} req in the last second`);
+      // A line to keep (a soak's window as it closes) goes above the line rewritten in place.
+      if (event.progress.note) live ? write(`${position}: ${event.progress.note}`, true) : stream.write(`${position}: ${event.progress.note}\n`);
+      const detail = event.progress.detail ? ` · ${event.progress.detail}` : '';
+      write(`${position}: ${phase} ${second}/${of} s${detail} · ${integer(requestsLastSecond)} req in the last second`);
       if (!live && second === 1) stream.write(`${position}: ${phase} (${of} s)\n`);
     }
     if (event.type === 'done') {

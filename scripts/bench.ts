@@ -4,7 +4,10 @@
 import { readFileSync } from 'node:fs';
 import type { Exercise } from './exercises.ts';
 import { runCheck } from './check.ts';
-import { runLoad, type LoadProgress } from './load.ts';
+import { runLoad, runWarmup, type LoadProgress } from './load.ts';
+import type { RampProfile } from './manifest.ts';
+import { runRamp } from './ramp.ts';
+import { runSoak, type SoakOptions } from './soak.ts';
 import { relativeToRoot } from './paths.ts';
 import type { RunReport, ServerRun } from './result.ts';
 import { ServerStartError, startServer, type RunningServer } from './server-process.ts';
@@ -29,7 +32,9 @@ export type BenchEvent =
   | { type: 'checked'; label: string; ok: boolean }
   | { type: 'after-load'; label: string }
   | { type: 'load'; label: string; progress: LoadProgress }
-  | { type: 'done'; run: ServerRun };
+  | { type: 'done'; run: ServerRun }
+  /** Before each run of `--runs N`. */
+  | { type: 'repeat'; index: number; of: number };
 
 export interface BenchOptions {
   /** Only start each server and run the correctness probe: no load. */
@@ -38,6 +43,36 @@ export interface BenchOptions {
   judge?: boolean;
   extraNodeFlags?: string[];
   onEvent?: (event: BenchEvent) => void;
+  /**
+   * How to load each server: the manifest's load (default: steady, or its ramp when it has one), a ramp
+   * (`run --ramp`), or a soak (`run --soak`). The warm-up always comes first.
+   */
+  measure?: { kind: 'ramp'; ramp: RampRequest } | { kind: 'soak'; soak: SoakOptions };
+}
+
+/** What `run --ramp` asks for; the rest comes from the exercise's ramp, or from what the warm-up reached. */
+export interface RampRequest {
+  from?: number;
+  to?: number;
+  /** The whole ramp, in seconds. */
+  seconds?: number;
+}
+
+const DEFAULT_STEP_SECONDS = 2;
+const DEFAULT_STEPS = 10;
+
+/**
+ * The ramp to run: the request over the exercise's own ramp. An exercise without one is ramped from 10% to
+ * 200% of the rate its warm-up reached at full load (`warmupRate`), so the knee falls inside.
+ */
+export function resolveRamp(request: RampRequest, base: RampProfile | undefined, warmupRate?: number): RampProfile {
+  const stepSeconds = base?.stepSeconds ?? DEFAULT_STEP_SECONDS;
+  const steps = request.seconds !== undefined ? Math.max(2, Math.round(request.seconds / stepSeconds)) : (base?.steps ?? DEFAULT_STEPS);
+  const reached = Math.max(10, Math.round(warmupRate ?? 0));
+  const from = request.from ?? base?.from ?? Math.max(1, Math.round(reached * 0.1));
+  // The warm-up runs on a cold JIT, so the server's top rate is usually above what it reached there.
+  const to = request.to ?? base?.to ?? Math.max(from + steps, Math.round(reached * 2));
+  return { from, to: Math.max(to, from + 1), steps, stepSeconds };
 }
 
 export function specFor(exercise: Exercise, choice: ServerChoice): ServerSpec {
@@ -117,7 +152,10 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
     verdicts,
     // A stage marked as not holding on this Node version is shown with its reason, and does not fail the run.
     // So is a stage that is wrong on purpose, when it was rejected for the reason its manifest names.
-    pass: judging ? verdicts.length > 0 && verdicts.every((v) => v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected) : clean,
+    // The broken server's symptom is shown, not judged: it does not decide the run.
+    pass: judging
+      ? verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected)
+      : clean,
   };
 }
 
@@ -147,16 +185,33 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
     }
     if (options.checkOnly) return run;
     let measuredFrom = 0;
-    run.load = await runLoad(
-      server.url,
-      manifest.load,
-      (progress) => options.onEvent?.({ type: 'load', label: run.label, progress }),
-      async () => {
-        if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
-        server.resetFigures();
-        measuredFrom = server.samples.length;
-      },
-    );
+    const onProgress = (progress: LoadProgress) => options.onEvent?.({ type: 'load', label: run.label, progress });
+    const beforeMeasured = async () => {
+      if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
+      server.resetFigures();
+      measuredFrom = server.samples.length;
+    };
+    const request = options.measure?.kind === 'ramp' ? options.measure.ramp : undefined;
+    if (options.measure?.kind === 'soak') {
+      const warmedUp = await runWarmup(server.url, manifest.load, onProgress);
+      await beforeMeasured();
+      const soakOptions = { ...options.measure.soak, serverExited: () => server.exit() !== undefined };
+      const soaked = await runSoak(server.url, manifest.load, soakOptions, () => server.samples.slice(measuredFrom), onProgress);
+      run.load = { ...soaked.load, answered: soaked.load.answered + warmedUp };
+      run.soak = soaked.soak;
+    } else if (request || manifest.load.ramp) {
+      // Without a ramp of its own, the exercise warms up at full load and the ramp is set from what it reached.
+      const own = manifest.load.ramp;
+      const fullWarmup = own ? 0 : await runWarmup(server.url, manifest.load, onProgress);
+      const ramp = resolveRamp(request ?? {}, own, fullWarmup / Math.max(1, manifest.load.warmupSeconds));
+      const warmedUp = own ? await runWarmup(server.url, manifest.load, onProgress, ramp.from) : fullWarmup;
+      await beforeMeasured();
+      const ramped = await runRamp(server.url, manifest.load, ramp, onProgress);
+      run.load = { ...ramped.load, answered: ramped.load.answered + warmedUp };
+      run.ramp = ramped.ramp;
+    } else {
+      run.load = await runLoad(server.url, manifest.load, onProgress, beforeMeasured);
+    }
     run.runtime = await server.snapshot();
     // Samples are taken once a second; the first after the reset may still cover the warm-up.
     run.heap = heapTrend(server.samples.slice(measuredFrom + 1));
@@ -184,7 +239,7 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
 }
 
 /** Waits until the server's event loop is under 10% busy over a quarter second, or 20 s at most. */
-async function waitUntilIdle(server: RunningServer, limitMs = 20_000): Promise<void> {
+export async function waitUntilIdle(server: RunningServer, limitMs = 20_000): Promise<void> {
   const until = Date.now() + limitMs;
   await server.utilization(); // starts the interval
   while (Date.now() < until && !server.exit()) {

@@ -1,22 +1,28 @@
 // The workshop CLI: `npm run workshop -- <command>`, or the `workshop` bin.
 import { parseArgs, type CommandSpec, type ParsedArgs } from './args.ts';
-import type { ServerChoice } from './bench.ts';
+import type { RampRequest, ServerChoice } from './bench.ts';
 import { demo } from './commands/demo.ts';
 import { hint } from './commands/hint.ts';
 import { list, nextExercise } from './commands/list.ts';
+import { profile } from './commands/profile.ts';
 import { reset } from './commands/reset.ts';
 import { run } from './commands/run.ts';
 import { solution } from './commands/solution.ts';
+import { parseDuration } from './soak.ts';
 import { verify } from './commands/verify.ts';
 import { watch } from './commands/watch.ts';
 import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
 import { bold, dim, red } from './format.ts';
 import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
 import { removeServiceDataNow } from './services/index.ts';
+import { TOOLS, type ProfileTool } from './profile/tools.ts';
 import { nearest } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
+const RUNS_FLAG = {
+  runs: { value: 'N', description: 'measure N times in a row (1-10, default 1): the verdict on the median, the spread (CV) beside each figure, a warning when the machine is too noisy' },
+};
 const TRACE_FLAG = { 'trace-warnings': { description: 'start the server with node --trace-warnings' } };
 
 export const COMMANDS: Record<string, CommandSpec> = {
@@ -28,16 +34,45 @@ export const COMMANDS: Record<string, CommandSpec> = {
       stage: { value: 'N|broken|mine|ceiling', description: 'which server: a solution stage, the shipped broken one, your file (default), or the ceiling' },
       port: { value: 'PORT', description: 'port on 127.0.0.1 to listen on (default 3000; --load picks a free one)' },
       load: { description: "run the exercise's load once (warm-up, then measured) and print the figures" },
+      soak: {
+        value: 'DURATION',
+        description:
+          "keep the exercise's load up for DURATION (90s, 3m, 1m30s or 180; 10 s to 60 min) and report req/s, p99, heap and GC share " +
+          'window by window, their trends and whether the server degrades; writes the JSON and SVG charts under .hotpath/results/',
+      },
+      ramp: {
+        description:
+          "raise the offered rate step by step and find the knee, where the server stops keeping up (the exercise's ramp, " +
+          'else 10% to 200% of what the warm-up reached); writes the JSON and SVG charts under .hotpath/results/',
+      },
+      from: { value: 'REQ/S', description: 'with --ramp: the first step\'s offered rate' },
+      to: { value: 'REQ/S', description: 'with --ramp: the last step\'s offered rate' },
+      over: { value: 'DURATION', description: 'with --ramp: how long the whole ramp takes (40s, 2m), in steps of 2 s or the exercise\'s' },
       ...TRACE_FLAG,
       ...JSON_FLAG,
     },
   },
-  verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass', args: ['<ex>'], flags: { ...TRACE_FLAG, ...JSON_FLAG } },
+  verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass', args: ['<ex>'], flags: { ...RUNS_FLAG, ...TRACE_FLAG, ...JSON_FLAG } },
   watch: { summary: 'verify now and on every save of server.ts (default: the next unsolved exercise)', args: ['[ex]'], flags: { ...TRACE_FLAG } },
   hint: { summary: 'show the next hint, from gentle to explicit', args: ['<ex>'], flags: {} },
   solution: { summary: 'what each reference stage changes, with its diff (after a pass, or with --force)', args: ['<ex>'], flags: { force: { description: 'show it before you have passed' } } },
   reset: { summary: 'restore server.ts to the shipped broken server', args: ['<ex>'], flags: { yes: { description: 'do not ask for confirmation' } } },
-  demo: { summary: 'for instructors: broken, every stage and the ceiling under the same load, side by side', args: ['<ex>'], flags: { ...JSON_FLAG } },
+  profile: {
+    summary: "run a server under the exercise's load with a profiler and write a report to open in a browser",
+    args: ['<ex>'],
+    flags: {
+      stage: { value: 'N|broken|mine|ceiling', description: 'which server: a solution stage, the shipped broken one, your file (default), or the ceiling' },
+      tool: {
+        value: TOOLS.join('|'),
+        description:
+          'flame (clinic flame: where the CPU time goes), doctor (clinic doctor: CPU, memory, event-loop delay over time), ' +
+          "heap (clinic heapprofiler: what allocated the memory), cpu (node --cpu-prof as a flame graph, any Node). Default: flame, or cpu " +
+          'where clinic flame does not work; a clinic tool known broken on this Node falls back to cpu',
+      },
+      'trace-warnings': { description: 'start the server with node --trace-warnings and show the warnings it printed' },
+    },
+  },
+  demo: { summary: 'for instructors: broken, every stage and the ceiling under the same load, side by side', args: ['<ex>'], flags: { ...RUNS_FLAG, ...JSON_FLAG } },
   start: { summary: 'the list, then watch mode on the next unsolved exercise (what npm start runs)', args: [], flags: {} },
   help: { summary: 'this help, or one command\'s: workshop help run', args: ['[command]'], flags: {} },
 };
@@ -82,6 +117,42 @@ function portOption(value: string | true | undefined): number {
   return port;
 }
 
+/** `--ramp` with its optional `--from`, `--to`, `--over`: a partial ramp the bench completes from the exercise. */
+function rampOption(args: ParsedArgs, exercise: Exercise): RampRequest | undefined {
+  const { from, to, over } = args.flags;
+  if (!args.flags.ramp) {
+    const stray = Object.entries({ from, to, over }).find(([, value]) => value !== undefined);
+    if (stray) throw new UsageError(`--${stray[0]} goes with --ramp`);
+    return undefined;
+  }
+  const rate = (name: string, value: string | true | undefined) => {
+    if (value === undefined) return undefined;
+    const number = Number(value);
+    if (!Number.isFinite(number) || number < 1 || number > 100_000) throw new UsageError(`--${name} is a rate in requests per second, 1 to 100000; got "${value}"`);
+    return Math.round(number);
+  };
+  const request: RampRequest = { from: rate('from', from), to: rate('to', to) };
+  if (over !== undefined) request.seconds = parseDuration(String(over), 'over', 4, 600);
+  const base = exercise.manifest.load.ramp;
+  const [low, high] = [request.from ?? base?.from, request.to ?? base?.to];
+  if (low !== undefined && high !== undefined && high <= low) throw new UsageError(`--to (${high} req/s) must be above --from (${low} req/s)`);
+  return request;
+}
+
+function toolOption(value: string | true | undefined): ProfileTool | undefined {
+  if (value === undefined || value === true) return undefined;
+  if ((TOOLS as readonly string[]).includes(value)) return value as ProfileTool;
+  const guess = nearest(value, [...TOOLS]);
+  throw new UsageError(`unknown tool "${value}".${guess ? ` Did you mean "${guess}"?` : ''} Tools: ${TOOLS.join(', ')}.`);
+}
+
+function runsOption(value: string | true | undefined): number {
+  if (value === undefined || value === true) return 1;
+  const runs = Number(value);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 10) throw new UsageError(`--runs must be a whole number from 1 to 10, got "${value}"`);
+  return runs;
+}
+
 async function exerciseArg(args: ParsedArgs): Promise<Exercise> {
   return loadExercise(resolveExerciseId(args.positionals[0]!));
 }
@@ -105,12 +176,15 @@ export async function main(argv: string[]): Promise<number> {
     case 'run': {
       const exercise = await exerciseArg(args);
       const choice = stageChoice(args.flags.stage, exercise);
-      const load = args.flags.load === true;
-      if (args.flags.port !== undefined && load) throw new UsageError('--port is for a server you call yourself; --load picks a free port');
-      return run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags });
+      const soak = args.flags.soak !== undefined ? parseDuration(String(args.flags.soak)) : undefined;
+      const ramp = rampOption(args, exercise);
+      if (ramp && soak !== undefined) throw new UsageError('--ramp and --soak are two different runs: choose one');
+      const load = args.flags.load === true || soak !== undefined || ramp !== undefined;
+      if (args.flags.port !== undefined && load) throw new UsageError('--port is for a server you call yourself; --load and --soak pick a free port');
+      return run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags, soak, ramp });
     }
     case 'verify':
-      return (await verify(await exerciseArg(args), { json, nodeFlags })).pass ? 0 : 1;
+      return (await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs) })).pass ? 0 : 1;
     case 'watch': {
       const exercise = args.positionals[0] ? await exerciseArg(args) : nextExercise(await loadAllExercises());
       if (!exercise) {
@@ -125,8 +199,13 @@ export async function main(argv: string[]): Promise<number> {
       return solution(await exerciseArg(args), args.flags.force === true);
     case 'reset':
       return reset(await exerciseArg(args), args.flags.yes === true);
+    case 'profile': {
+      const exercise = await exerciseArg(args);
+      const choice = stageChoice(args.flags.stage, exercise);
+      return profile(exercise, { choice, tool: toolOption(args.flags.tool), traceWarnings: args.flags['trace-warnings'] === true });
+    }
     case 'demo':
-      return (await demo(await exerciseArg(args), { json })).pass ? 0 : 1;
+      return (await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) })).pass ? 0 : 1;
     default:
       throw new UsageError(`unknown command "${args.command}"`);
   }

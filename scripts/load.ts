@@ -2,6 +2,7 @@
 // a warm-up phase whose figures are thrown away, then the measured phase.
 import autocannon from 'autocannon';
 import type { LoadProfile } from './manifest.ts';
+import type { SoakWindow } from './result.ts';
 
 export interface LoadResult {
   requestsPerSecond: { mean: number; stdev: number };
@@ -27,6 +28,12 @@ export interface LoadProgress {
   of: number;
   /** Requests answered during the last second. */
   requestsLastSecond: number;
+  /** What the load does now, when it changes within the phase: "step 3 of 12, 60 req/s offered". */
+  detail?: string;
+  /** A line worth keeping in the log, printed on its own line (a soak's window as it closes). */
+  note?: string;
+  /** A soak's window, as it closes (for live charts). */
+  soakWindow?: SoakWindow;
 }
 
 export async function runLoad(
@@ -64,12 +71,23 @@ export async function runLoad(
   };
 }
 
-function runPhase(
+/** The warm-up alone, for the ramp and the soak, which run their own measured phase. */
+export async function runWarmup(baseUrl: string, profile: LoadProfile, onProgress: (progress: LoadProgress) => void, overallRate?: number): Promise<number> {
+  if (!(profile.warmupSeconds > 0)) return 0;
+  const result = await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, overallRate);
+  return result['2xx'];
+}
+
+export function runPhase(
   baseUrl: string,
   profile: LoadProfile,
   phase: LoadPhase,
   seconds: number,
   onProgress: (progress: LoadProgress) => void,
+  /** Requests per second over all connections (autocannon's rate limiting); unlimited when absent. */
+  overallRate?: number,
+  /** Called with the running instance, e.g. to listen to its 'response' events or stop it early. */
+  attach?: (instance: autocannon.Instance) => void,
 ): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -80,6 +98,7 @@ function runPhase(
         headers: profile.headers,
         connections: profile.connections,
         duration: seconds,
+        ...(overallRate ? { overallRate } : {}),
         // A request still unanswered after this counts as a timeout, which fails the run.
         timeout: 10,
       },
@@ -91,5 +110,6 @@ function runPhase(
       second = Math.min(second + 1, seconds);
       onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter });
     });
+    attach?.(instance);
   });
 }

@@ -21,6 +21,9 @@ export type Reference = 'broken' | 'previous' | 'ceiling' | 'itself';
  * a ratio already, judged against 'itself').
  * pendingLookups: the peak number of DNS lookups in flight (c-ares QUERYWRAP + getaddrinfo
  * GETADDRINFOREQWRAP) during the measured phase; needs `probe: { asyncResources: true }`.
+ * With a ramped load (load.ramp): kneeRate (req/s answered at the knee, the highest offered rate the server
+ * kept up with) and latencyCliff (p99 at the ramp's highest step over p99 at its first: a ratio already,
+ * judged against 'itself').
  */
 export type Metric =
   | 'requestsPerSecond'
@@ -30,10 +33,12 @@ export type Metric =
   | 'minorGcPerRequest'
   | 'lateRequestsPerSecond'
   | 'throughputKept'
-  | 'pendingLookups';
+  | 'pendingLookups'
+  | 'kneeRate'
+  | 'latencyCliff';
 
 /** Metrics that are a ratio of the server's own figures, the only ones that may be judged against 'itself'. */
-export const SELF_RATIO_METRICS: readonly Metric[] = ['throughputKept'];
+export const SELF_RATIO_METRICS: readonly Metric[] = ['throughputKept', 'latencyCliff'];
 
 /** A ratio measured in the same run: value(server) / value(reference) must be at least or at most `ratio`. */
 export interface Target {
@@ -57,6 +62,20 @@ export interface LoadProfile {
    * them; without the wait the measured phase starts behind that backlog.
    */
   settleAfterWarmup?: boolean;
+  /**
+   * Measure with a ramp instead of a steady load: the offered rate climbs from `from` to `to` req/s in
+   * `steps` equal steps of `stepSeconds` each (autocannon's rate limiting), and the harness finds the knee.
+   * `connections` is then the most requests the load keeps open at once: past the knee, they queue.
+   * The warm-up runs at `from` req/s.
+   */
+  ramp?: RampProfile;
+}
+
+export interface RampProfile {
+  from: number;
+  to: number;
+  steps: number;
+  stepSeconds: number;
 }
 
 /**
@@ -150,7 +169,18 @@ export interface ExerciseManifest {
   stages: Stage[];
   /** What the trainee's own file must reach to pass. 'previous' has no meaning here. */
   goal: Target[];
+  /**
+   * What the shipped server must show of the bug, judged against 'itself' (e.g. latencyCliff at least
+   * 10: its p99 past the knee is ten times its low-load p99). Shown in the report; the author check asserts it.
+   */
+  symptom?: Target[];
   hints: string[];
+  /**
+   * For `workshop profile`: lookFor is one paragraph (2-4 sentences) on what the profile of the shipped
+   * server shows of the bug: the frames or figures to find, and the tool (flame, doctor, heap, cpu) that
+   * shows them best. Printed after the profile is written, and shown at the top of the cpu flame graph.
+   */
+  profile?: { lookFor: string };
 }
 
 export function defineExercise(manifest: ExerciseManifest): ExerciseManifest {
@@ -187,6 +217,20 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (stage.nodeMajors && !stage.otherVersions) problems.push(`${where}: nodeMajors needs otherVersions, the reason it does not hold elsewhere`);
     for (const target of stage.targets) problems.push(...validateTarget(target, where));
   });
+  for (const target of manifest.symptom ?? []) {
+    problems.push(...validateTarget(target, 'symptom'));
+    if (target.against !== 'itself') problems.push("symptom: a target on the shipped server is judged against 'itself'");
+  }
+  const ramp = manifest.load.ramp;
+  if (ramp) {
+    if (!(ramp.from >= 1 && ramp.to > ramp.from)) problems.push('load.ramp: from must be at least 1 req/s and to above it');
+    if (!(Number.isInteger(ramp.steps) && ramp.steps >= 2)) problems.push('load.ramp: steps must be a whole number, 2 or more');
+    if (!(ramp.stepSeconds >= 1 && ramp.steps * ramp.stepSeconds <= 600)) problems.push('load.ramp: stepSeconds must be 1 or more, the whole ramp 600 s at most');
+  }
+  const rampMetrics: Metric[] = ['kneeRate', 'latencyCliff'];
+  if (!ramp && [...targets, ...(manifest.symptom ?? [])].some((t) => rampMetrics.includes(t.metric))) {
+    problems.push('kneeRate and latencyCliff need a ramped load (load.ramp)');
+  }
   for (const target of manifest.goal) {
     problems.push(...validateTarget(target, 'goal'));
     if (target.against === 'previous') problems.push('goal: a target against "previous" has no meaning for the trainee\'s file');

@@ -1,6 +1,9 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
+import { behindReason } from './ramp.ts';
+import { NOISE_SPREADS } from './repeat.ts';
+import { heapBasis } from './soak.ts';
 import { formatMetric, quarters } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
@@ -13,17 +16,22 @@ export function renderReport(report: RunReport): string {
     bold(`Exercise ${report.exercise.id} · ${report.exercise.title}`),
     dim(
       `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
-        `${load.warmupSeconds} s warm-up + ${load.durationSeconds} s measured · ${report.startedAt}`,
+        `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? `${load.durationSeconds} s measured`} · ${report.startedAt}`,
     ),
     '',
     figuresTable(report.servers),
   ];
+  if (report.runs) lines.push('', bold(`over ${report.runs.count} runs in a row (the table above is the last run; verdicts on the median ratio)`), runsTable(report));
   const measured = report.servers.filter((s) => s.load);
   if (measured.length > 0) lines.push('', bold('req/s'), bars(report.servers));
-  if (measured.some((s) => (s.load?.perSecond.length ?? 0) >= 4)) {
-    lines.push('', bold('req/s second by second, measured phase (each server to its own scale)'), perSecondLines(measured));
+  // A soak's seconds are too many for one line: its section shows them window by window.
+  const steady = measured.filter((s) => !s.soak);
+  if (steady.some((s) => (s.load?.perSecond.length ?? 0) >= 4)) {
+    lines.push('', bold('req/s second by second, measured phase (each server to its own scale)'), perSecondLines(steady));
   }
+  for (const server of report.servers.filter((s) => s.ramp)) lines.push('', rampSection(server));
   if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
+  for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
   const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);
   if (afterLoad.length > 0) {
     lines.push('', bold('after the load'));
@@ -37,11 +45,26 @@ export function renderReport(report: RunReport): string {
   if (report.verdicts.length > 0) {
     lines.push('', bold('verdict'));
     for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
-    lines.push('', report.pass ? green(bold('PASS')) : red(bold('FAIL')));
+    const runs = report.runs ? dim(` (passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)`) : '';
+    lines.push('', (report.pass ? green(bold('PASS')) : red(bold('FAIL'))) + runs);
   } else if (!report.pass) {
     lines.push('', red(bold('FAIL')));
   }
   return lines.join('\n');
+}
+
+/** Each server's req/s and p99 in every run, the median and the spread (coefficient of variation). */
+function runsTable(report: RunReport): string {
+  const rows = Object.entries(report.runs!.figures).map(([label, f]) => [
+    label,
+    integer(f.requestsPerSecond.median),
+    `±${percent(f.requestsPerSecond.cv, 0)}`,
+    f.requestsPerSecond.values.map((v) => integer(v)).join(', '),
+    integer(f.latencyP99.median),
+    `±${percent(f.latencyP99.cv, 0)}`,
+    f.latencyP99.values.map((v) => integer(v)).join(', '),
+  ]);
+  return table(['server', 'req/s median', 'spread', 'each run', 'p99 ms median', 'spread', 'each run'], rows, [false, true, true, false, true, true, false]);
 }
 
 function figuresTable(servers: ServerRun[]): string {
@@ -104,6 +127,33 @@ function perSecondLines(servers: ServerRun[]): string {
     .join('\n');
 }
 
+/** A ramp's steps: offered against answered, latency, which steps kept up, and the knee. */
+export function rampSection(server: ServerRun): string {
+  const ramp = server.ramp!;
+  const rows = ramp.steps.map((step, index) => {
+    const behind = behindReason(step, ramp.lowLoadP99);
+    const mark = ramp.knee?.step === index ? bold(' ◀ knee') : '';
+    return [
+      integer(step.offered),
+      integer(step.achieved),
+      step.latency.p50.toFixed(0),
+      step.latency.p99.toFixed(0),
+      padEnd(bar(step.achieved, Math.max(...ramp.steps.map((s) => Math.max(s.offered, s.achieved))), 24), 24),
+      (behind ? yellow(`behind: ${behind}`) : green('keeps up')) + mark,
+    ];
+  });
+  const knee = ramp.knee
+    ? `knee: ${bold(`${integer(ramp.knee.achieved)} req/s`)} (${ramp.knee.reason})`
+    : yellow(ramp.steps.length > 0 && behindReason(ramp.steps[0]!, ramp.lowLoadP99) ? 'no knee: behind from the first step; start the ramp lower' : 'no knee: it kept up with every step; ramp higher');
+  const cliff = ramp.cliff !== undefined ? ` · p99 at the last step ${ratio(ramp.cliff)} its low-load p99 (${ramp.lowLoadP99.toFixed(0)} ms)` : '';
+  return [
+    bold(`${server.label}: ramp ${integer(ramp.from)} → ${integer(ramp.to)} req/s, ${ramp.stepSeconds} s a step`),
+    table(['offered req/s', 'answered', 'p50 ms', 'p99 ms', 'answered', ''], rows, [true, true, true, true, false, false]),
+    `p99 by step  ${sparkline(ramp.steps.map((s) => s.latency.p99))}`,
+    knee + dim(cliff),
+  ].join('\n');
+}
+
 function runtimeTable(servers: ServerRun[]): string {
   // Only exercises that ask for it (probe.asyncResources) count async resources; the column shows then.
   const withAsync = servers.some((s) => s.runtime?.pendingPeak);
@@ -146,7 +196,11 @@ function serverProblems(server: ServerRun): string {
 
 export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): string {
   const server = servers.find((s) => s.label === verdict.label);
-  const status = verdict.expectedToFail
+  const status = verdict.symptom
+    ? verdict.pass
+      ? yellow('SHOWS THE BUG')
+      : red('DOES NOT SHOW THE BUG as the exercise expects')
+    : verdict.expectedToFail
     ? verdict.expectedToFail.rejected
       ? yellow('REJECTED, AS EXPECTED')
       : red('NOT REJECTED: it was expected to fail')
@@ -164,6 +218,12 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
     );
   }
   for (const problem of verdict.problems) lines.push(`    ${red('✗')} ${problem}`);
+  for (const noisy of verdict.targets.filter((t) => t.noisy)) {
+    lines.push(
+      `    ${yellow('⚠')} ${noisy.name}: its margin (${signedPercent(noisy.margin!)}) is within ${NOISE_SPREADS} run-to-run spreads ` +
+        `(±${percent(noisy.spread!.cv, 0)}) of the target, so this machine is too noisy to call it: run again with more --runs, or on a quieter machine`,
+    );
+  }
   if (verdict.notExpectedHere) lines.push(`    ${yellow('note:')} ${verdict.notExpectedHere}`);
   if (verdict.expectedToFail) lines.push(`    ${yellow('why it is shown:')} ${verdict.expectedToFail.why}`);
   return lines.join('\n');
@@ -175,28 +235,111 @@ function targetRow(result: TargetResult, server?: ServerRun): string[] {
   const show = (value: number) => formatMetric(target.metric, value);
   if (target.against === 'itself') {
     // A ratio of the server's own moments: show the two figures it was taken from.
-    const q = server ? quarters(server) : undefined;
-    const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
     return [
       `  ${result.name}`,
       result.ratio !== undefined ? ratio(result.ratio) : '-',
       bound,
-      q ? `early ${integer(q.early)} → late ${integer(q.late)} req/s` : '',
+      server ? selfDetail(target.metric, server) : '',
       result.margin !== undefined ? signedPercent(result.margin) : '',
-      status,
+      targetStatus(result),
     ];
   }
   const now =
     result.requiredValue !== undefined
       ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
       : '';
-  const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
   return [
     `  ${result.name}`,
     result.ratio !== undefined ? `${ratio(result.ratio)} (${show(result.value!)})` : '-',
     bound,
     now,
     result.margin !== undefined ? signedPercent(result.margin) : '',
-    status,
+    targetStatus(result),
   ];
+}
+
+/** ok or short; with --runs, the ratio's run-to-run spread, and a warning when it is too close to call. */
+function targetStatus(result: TargetResult): string {
+  const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
+  if (!result.spread) return status;
+  const spreadText = dim(`(${result.spread.values.map((v) => ratio(v)).join(', ')}; spread ±${percent(result.spread.cv, 0)})`);
+  return `${status} ${spreadText}${result.noisy ? ` ${yellow('⚠ too noisy to call')}` : ''}`;
+}
+
+/** What a ratio of the server's own figures was taken from. */
+function selfDetail(metric: TargetResult['target']['metric'], server: ServerRun): string {
+  if (metric === 'latencyCliff' && server.ramp) {
+    const last = server.ramp.steps.at(-1);
+    return last ? `p99 ${integer(server.ramp.lowLoadP99)} ms at ${integer(server.ramp.steps[0]!.offered)} req/s → ${integer(last.latency.p99)} ms at ${integer(last.offered)}` : '';
+  }
+  const q = quarters(server);
+  return q ? `early ${integer(q.early)} → late ${integer(q.late)} req/s` : '';
+}
+
+/** "a 180 s soak" when the run was a soak (its seconds replace the manifest's measured phase). */
+function rampedFor(report: RunReport): string | undefined {
+  const ramp = report.servers.find((s) => s.ramp)?.ramp;
+  return ramp ? `a ramp of ${ramp.stepSeconds} s steps from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
+}
+
+function soakedFor(report: RunReport): string | undefined {
+  const soak = report.servers.find((s) => s.soak)?.soak;
+  return soak ? `a ${soak.seconds} s soak` : undefined;
+}
+
+/** A soak: its windows (the first and last few when there are many), each trend with its sparkline, the verdict. */
+export function soakSection(server: ServerRun): string {
+  const soak = server.soak!;
+  const { windows, trends } = soak;
+  const ended = soak.endedAfter !== undefined ? `  ${red(`the server exited after ${soak.endedAfter} s`)}` : '';
+  const ran = soak.endedAfter !== undefined ? `${soak.endedAfter} of ${soak.seconds} s` : `${soak.seconds} s`;
+  const count = `${windows.length} window${windows.length === 1 ? '' : 's'} of ${soak.windowSeconds} s`;
+  const lines = [bold(`soak · ${server.label} · ${ran} in ${count}`) + ended];
+  const heapText = (bytes: number | null) => (bytes === null ? dim('n/a') : (bytes / 1e6).toFixed(1));
+  const gcText = (share: number | null) => (share === null ? dim('n/a') : percent(share));
+  const shown = windows.length > 12 ? [...windows.slice(0, 5), undefined, ...windows.slice(-5)] : windows;
+  const rows = shown.map((w) =>
+    w
+      ? [
+          `${w.startSecond}-${w.startSecond + w.seconds} s`,
+          integer(w.requestsPerSecond),
+          integer(w.latencyP99),
+          heapText(w.heapUsed),
+          gcText(w.gcShare),
+          w.majorGcs === null ? dim('n/a') : String(w.majorGcs),
+        ]
+      : [dim(`… ${windows.length - 10} more`), '', '', '', '', ''],
+  );
+  lines.push(table(['window', 'req/s', 'p99 ms', 'heap MB (lowest)', 'GC share', 'major GCs'], rows, [false, true, true, true, true, true]));
+  const values = (pick: (w: (typeof windows)[number]) => number | null) => windows.map(pick).filter((v): v is number => v !== null);
+  const span = (list: number[], show: (v: number) => string) => (list.length > 0 ? `${show(list[0]!)} → ${show(list.at(-1)!)}` : '');
+  const signed = (v: number, text: string) => `${v >= 0 ? '+' : ''}${text}`;
+  const figures = [
+    { name: 'req/s', list: values((w) => w.requestsPerSecond), show: integer, trend: trends.requestsPerSecond, slope: (v: number) => signed(v, integer(v)) },
+    { name: 'p99 ms', list: values((w) => w.latencyP99), show: integer, trend: trends.latencyP99, slope: (v: number) => signed(v, `${v.toFixed(1)} ms`) },
+    {
+      name: 'heap MB',
+      list: values((w) => w.heapUsed),
+      // First and last of the windows the trend is fitted on (those with a major GC, when enough had one).
+      ends: heapBasis(windows).windows.map((w) => w.heapUsed!),
+      show: (v: number) => (v / 1e6).toFixed(0),
+      trend: trends.heapUsed,
+      slope: (v: number) => signed(v, `${(v / 1e6).toFixed(1)} MB`),
+    },
+    { name: 'GC share', list: values((w) => w.gcShare), show: (v: number) => percent(v), trend: trends.gcShare, slope: (v: number) => signed(v, `${(v * 100).toFixed(1)} points`) },
+  ];
+  const trendRows = figures.map((f) => [
+    f.name,
+    sparkline(f.list),
+    span(('ends' in f ? f.ends : undefined) ?? f.list, f.show),
+    f.slope(f.trend.slopePerMinute),
+    Number.isFinite(f.trend.change) ? ratio(f.trend.change) : 'n/a',
+    f.trend.degrading ? red('degrading') : green('steady'),
+  ]);
+  lines.push('', table(['trend', 'over the soak', 'first → last window', 'slope a minute', 'last/first', ''], trendRows, [false, false, true, true, true, false]));
+  const verdict = soak.verdict === 'degrading' ? red(bold('DEGRADING')) : green(bold('STEADY'));
+  if (trends.heapUsed.basis === 'after-major') lines.push(dim('heap: the trend is fitted on the windows with a major GC, the heap after a full collection'));
+  lines.push('', `${bold('soak verdict')} ${verdict}${soak.reasons.length > 0 ? `: ${soak.reasons.join('; ')}` : dim(': no figure drifted beyond its threshold')}`);
+  for (const note of soak.notes ?? []) lines.push(`${yellow('note:')} ${note}`);
+  return lines.join('\n');
 }

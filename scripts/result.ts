@@ -49,6 +49,10 @@ export interface TargetResult {
   pass: boolean;
   /** Why it could not be judged, when it could not. */
   note?: string;
+  /** With --runs N: the ratio in each run; `ratio` is then their median. */
+  spread?: Spread;
+  /** With --runs N: the margin is within two run-to-run spreads, so the machine is too noisy to call it. */
+  noisy?: boolean;
 }
 
 export interface ServerVerdict {
@@ -59,6 +63,11 @@ export interface ServerVerdict {
   problems: string[];
   /** Set when this stage's targets are not expected to hold on this Node version, with the reason. */
   notExpectedHere?: string;
+  /**
+   * Set on the broken server's verdict when the manifest names a symptom it must show (e.g. the latency
+   * cliff): judged and shown, but it does not decide whether the run passes.
+   */
+  symptom?: boolean;
   /** For a stage that is wrong on purpose (Stage.expectedToFail): whether it was rejected for the named reason. */
   expectedToFail?: { why: string; problem: string; rejected: boolean };
 }
@@ -72,6 +81,18 @@ export interface RunReport {
   verdicts: ServerVerdict[];
   /** True when every judged server passed. */
   pass: boolean;
+  /**
+   * With `--runs N` (N > 1): the same measurement N times; `servers` are the last run's, the verdicts are on
+   * the median of each target's ratio, and each server's main figures come with their spread.
+   */
+  runs?: { count: number; passedRuns: number; figures: Record<string, { requestsPerSecond: Spread; latencyP99: Spread }> };
+}
+
+/** A figure measured several times: the values, their median and coefficient of variation (sd / mean). */
+export interface Spread {
+  values: number[];
+  median: number;
+  cv: number;
 }
 
 // ---- Load over time: a ramp of offered rates, and a soak (a long steady load). Shared by the CLI's
@@ -132,10 +153,15 @@ export interface SoakWindow {
   requestsPerSecond: number;
   /** Milliseconds. */
   latencyP99: number;
-  /** Lowest heap used in the window (bytes): the heap after collection, what a leak raises. */
-  heapUsed: number;
-  /** Share of the window's wall time in GC, minor and major. */
-  gcShare: number;
+  /** Lowest heap used in the window (bytes): the heap after collection, what a leak raises. Null without a probe sample in it. */
+  heapUsed: number | null;
+  /** Share of the window's wall time in GC, minor and major. Null without a probe sample in it. */
+  gcShare: number | null;
+  /**
+   * Major (mark-compact) collections in the window; null without a probe sample in it. Only they free
+   * old garbage, so the heap's trend is fitted on the windows that had one when enough did.
+   */
+  majorGcs: number | null;
 }
 
 export interface SoakTrend {
@@ -144,6 +170,8 @@ export interface SoakTrend {
   /** The last window over the first (1 = flat). */
   change: number;
   degrading: boolean;
+  /** For the heap: the windows the trend is fitted on, 'after-major' (those with a major GC) or 'all'. */
+  basis?: 'after-major' | 'all';
 }
 
 export interface SoakResult {
@@ -151,7 +179,11 @@ export interface SoakResult {
   windowSeconds: number;
   windows: SoakWindow[];
   trends: { requestsPerSecond: SoakTrend; latencyP99: SoakTrend; heapUsed: SoakTrend; gcShare: SoakTrend };
-  /** 'degrading' when any trend degrades, with the reasons in words. */
+  /** 'degrading' when any trend degrades or the server exited, with the reasons in words. */
   verdict: 'degrading' | 'steady';
+  /** Seconds into the soak when the server exited (crashed, e.g. out of memory): the windows stop there. */
+  endedAfter?: number;
   reasons: string[];
+  /** What limits the verdict, in words (e.g. no major GC ran, so a rising heap may be garbage). */
+  notes?: string[];
 }

@@ -2,7 +2,7 @@
 // it listens, and ends it (and anything it started) on every path. Nothing here sleeps for readiness.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { isProbeMessage, type RuntimeFigures } from './probe/messages.ts';
+import { isProbeMessage, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
 const TSX_LOADER = import.meta.resolve('tsx');
 const PROBE = import.meta.resolve('./probe/inject.ts');
@@ -56,9 +56,26 @@ export interface RunningServer {
   utilization(timeoutMs?: number): Promise<number | undefined>;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
+  /** Source maps of these files as the server loaded them (by file URL); empty without an answer. */
+  sourceMaps(files: string[], timeoutMs?: number): Promise<Record<string, SourceMapData>>;
+  /**
+   * Asks the server to exit normally (exit code 0), which runs what Node does at exit, such as writing the
+   * profile of --cpu-prof (SIGTERM does not); stop() if it has not exited within `timeoutMs` (default 10 s).
+   */
+  exitNormally(timeoutMs?: number): Promise<ServerExit>;
 }
 
 const live = new Set<ChildProcess>();
+
+/**
+ * Has stopAll and killAllNow end this child's process group too, as they end the servers: for a process
+ * started outside startServer (e.g. clinic, which starts the server itself). Spawn it with detached: true.
+ */
+export function adoptProcessGroup(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
 
 /** Ends every server this process started, at once. Safe to call from an 'exit' handler. */
 export function killAllNow(): void {
@@ -131,10 +148,10 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
   });
 
   const samples: RuntimeFigures[] = [];
-  // Questions to the probe that wait for its answer, by id: snapshot and utilization.
+  // Questions to the probe that wait for its answer, by id: snapshot, utilization and source maps.
   const pendingAnswers = new Map<number, (answer: unknown) => void>();
   let nextQuestionId = 1;
-  const ask = <T>(type: 'snapshot' | 'utilization', timeoutMs: number): Promise<T | undefined> =>
+  const ask = <T>(type: 'snapshot' | 'utilization' | 'sourceMaps', timeoutMs: number, extra: object = {}): Promise<T | undefined> =>
     new Promise((resolve) => {
       if (!child.connected) return resolve(undefined);
       const id = nextQuestionId++;
@@ -147,7 +164,7 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
         pendingAnswers.delete(id);
         resolve(answer as T);
       });
-      child.send({ type, id });
+      child.send({ type, id, ...extra });
     });
   let onListening: ((port: number) => void) | undefined;
   child.on('message', (message) => {
@@ -156,6 +173,7 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
     if (message.type === 'sample') samples.push(message.figures);
     if (message.type === 'snapshot') pendingAnswers.get(message.id)?.(message.figures);
     if (message.type === 'utilization') pendingAnswers.get(message.id)?.(message.value);
+    if (message.type === 'sourceMaps') pendingAnswers.get(message.id)?.(message.maps);
   });
   // A server that dies closes the channel; writes to it after that must not throw in the harness.
   child.on('error', () => {});
@@ -203,6 +221,17 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
     snapshot: (timeoutMs = 5000) => ask<RuntimeFigures>('snapshot', timeoutMs),
     utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
     stop,
+    sourceMaps: async (files, timeoutMs = 5000) => (await ask<Record<string, SourceMapData>>('sourceMaps', timeoutMs, { files })) ?? {},
+    exitNormally: async (timeoutMs = 10_000) => {
+      if (exitInfo) return exitInfo;
+      stopping = true;
+      if (child.connected) child.send({ type: 'exit' });
+      const late = new Promise<undefined>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        void exited.then(() => clearTimeout(timer));
+      });
+      return (await Promise.race([exited, late])) ?? stop();
+    },
   };
 }
 

@@ -42,6 +42,13 @@ const METRICS: Record<Metric, MetricInfo> = {
     },
     format: (v) => `${integer(v)} lookups`,
   },
+  kneeRate: { name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
+  latencyCliff: {
+    name: 'p99 past the knee',
+    unit: 'x its low-load p99',
+    value: (run) => run.ramp?.cliff,
+    format: (v) => `${ratio(v)} its low-load p99`,
+  },
 };
 
 /**
@@ -55,7 +62,7 @@ export function quarters(run: ServerRun): { early: number; late: number } | unde
   return { early: median(seconds.slice(0, size)), late: median(seconds.slice(-size)) };
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
@@ -137,7 +144,7 @@ export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): 
   return { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) };
 }
 
-function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {
+export function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {
   const atLeast = target.atLeast !== undefined;
   const pass = atLeast ? measured >= required : measured <= required;
   const margin = atLeast ? measured / required - 1 : measured > 0 ? required / measured - 1 : Infinity;
@@ -145,6 +152,23 @@ function bounds(target: Target, measured: number, required: number): { pass: boo
 }
 
 export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {
+  const broken = runs.find((run) => run.role === 'broken');
+  const symptom: ServerVerdict[] =
+    broken && manifest.symptom
+      ? [
+          {
+            label: broken.label,
+            pass: honestyProblems(broken).length === 0 && manifest.symptom.every((target) => judgeTarget(runs, broken, target).pass),
+            targets: manifest.symptom.map((target) => judgeTarget(runs, broken, target)),
+            problems: honestyProblems(broken),
+            symptom: true,
+          },
+        ]
+      : [];
+  return symptom.concat(judgeFixes(manifest, runs));
+}
+
+function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {
   return runs
     .filter((run) => run.role === 'stage' || run.role === 'mine')
     .map((run) => {

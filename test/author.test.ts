@@ -39,7 +39,8 @@ function asExpected(report: RunReport, stages: Stage[]): boolean {
     if (stage.expectedToFail) return verdict.expectedToFail?.rejected === true && verdict.targets.every((t) => t.pass);
     return verdict.pass;
   });
-  return referencesClean && mineFails && stagesHold;
+  const symptom = report.verdicts.find((v) => v.symptom);
+  return referencesClean && mineFails && stagesHold && (symptom?.pass ?? true);
 }
 
 for (const exercise of exercises) {
@@ -47,7 +48,7 @@ for (const exercise of exercises) {
 
   describe(`author check: ${id}`, () => {
     let report: RunReport;
-    const verdictOf = (label: string) => report.verdicts.find((v) => v.label === label)!;
+    const verdictOf = (label: string) => report.verdicts.find((v) => v.label === label && !v.symptom)!;
 
     beforeAll(async () => {
       const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice)), shippedAsMine(exercise)];
@@ -78,6 +79,17 @@ for (const exercise of exercises) {
         expect(server.load?.errors, server.label).toBe(0);
       }
     });
+
+    if (exercise.manifest.symptom) {
+      it('the shipped server shows the bug its manifest names (symptom)', () => {
+        const symptom = report.verdicts.find((v) => v.symptom);
+        expect(symptom?.label).toBe('broken');
+        expect(symptom!.problems).toEqual([]);
+        for (const target of symptom!.targets) {
+          expect(target.pass, `${target.name}: ${target.ratio?.toFixed(2)} (margin ${target.margin?.toFixed(2)})`).toBe(true);
+        }
+      });
+    }
 
     it('the shipped server answers correctly but misses its target', () => {
       const mine = verdictOf('mine');

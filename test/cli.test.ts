@@ -60,6 +60,11 @@ describe('the workshop command', () => {
       [['run', '01', '--stage', '9'], 'unknown stage "9"'],
       [['run', '01', '--port', 'eighty'], '--port must be a whole number'],
       [['demo', '01', '--jsn'], 'Did you mean "--json"?'],
+      [['verify', '01', '--runs', '0'], '--runs must be a whole number from 1 to 10'],
+      [['run', '01', '--from', '10'], '--from goes with --ramp'],
+      [['run', '01', '--ramp', '--from', '50', '--to', '20'], '--to (20 req/s) must be above --from (50 req/s)'],
+      [['run', '01', '--ramp', '--over', 'soon'], '--over takes a duration like 90s'],
+      [['run', '01', '--ramp', '--soak', '1m'], '--ramp and --soak are two different runs'],
     ] as const) {
       const result = workshop(...args);
       expect(result.code, args.join(' ')).toBe(2);

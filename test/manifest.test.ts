@@ -46,7 +46,7 @@ describe('manifest validation', () => {
     const itself = (metric: 'throughputKept' | 'requestsPerSecond') =>
       validateManifest(sampleManifest({ goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
     expect(itself('throughputKept')).toEqual([]);
-    expect(itself('requestsPerSecond')).toEqual(["goal: only throughputKept can be judged against 'itself'"]);
+    expect(itself('requestsPerSecond')).toEqual(["goal: only throughputKept, latencyCliff can be judged against 'itself'"]);
   });
 
   it('rejects ratios that are not positive numbers', () => {

@@ -97,6 +97,10 @@ export default defineExercise({
     },
   ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+  profile: {
+    lookFor:
+      "Use flame (or cpu). Most of the CPU time is not under the /seed/v1 route but under `emit`: the anonymous `after` listener that `attachAfterEvent` adds (line 24 of the shipped file), run once per listener for every response, about three quarters of all samples here. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+  },
   hints: [
     'Put the server under load twice in a row (`npm run workshop -- run 01 --load`, or keep one server running and load it twice). The longer it has been up, the slower it gets. What could grow with every request it has served?',
     'Something is added on every request and never removed. Delete the line `events.defaultMaxListeners = Infinity`, then start the server with `npm run workshop -- run 01 --trace-warnings` and send it a dozen requests: the warning and its stack name the culprit.',

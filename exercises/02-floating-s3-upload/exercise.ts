@@ -151,6 +151,10 @@ export default defineExercise({
     { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
     { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.5 },
   ],
+  profile: {
+    lookFor:
+      "Use heap (clinic heapprofiler; it works on Node 22 and 24, and on Node 20 the command falls back to cpu). Of the memory still held when the load ends, over 200 MB after 12 s here, about half is base64 strings (`toString` under `compress`) and a fifth the network traces (`recordTrace` in trace.ts): the payloads of uploads nobody awaited, each kept until it gets one of the SDK's 50 sockets to S3. In cpu or flame the same bug is only CPU spent in the AWS SDK (about a third of the samples), `node:zlib` and `(garbage collector)`, which does not say that memory piles up.",
+  },
   hints: [
     'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',
     'The growth is work left over after each answer. Find what the route starts but does not wait for (a linter would call it a floating promise), and count how many of those are still pending when the load stops.',

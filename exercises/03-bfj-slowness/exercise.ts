@@ -105,6 +105,10 @@ export default defineExercise({
     },
   ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+  profile: {
+    lookFor:
+      "Use flame or cpu and search for `bfj`, then `zlib`: about a quarter of the samples sit under bfj's `streamify.js` and `eventify.js` and about two fifths under `node:zlib`, where `processChunk` is the hottest frame of all by self time. bfj hands the deflate stream thousands of tiny chunks per task, and zlib pays a call for each. `(idle)` and `(garbage collector)` take most of the rest: little of the time is the task's own work.",
+  },
   hints: [
     'Load it (`npm run workshop -- run 03 --load`) and read the runtime figures: the event loop is hardly delayed, yet ~10 tasks a second finish, though a task waits only 20 ms on the bank. Time the steps of the handler with performance.now(): which one takes the time?',
     'Profile it with a flame graph (the 0x command is in the README). The widest frames belong to node:zlib (processChunk) and to bfj (streamify.js, eventify.js), and the process sits idle for a third of the samples. Count the chunks: `let n = 0; stream.on(\'data\', () => n++)` on bfj.streamify(trace), and log n when it ends.',

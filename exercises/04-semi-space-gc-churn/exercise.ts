@@ -117,6 +117,10 @@ export default defineExercise({
     { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 },
     { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.2 },
   ],
+  profile: {
+    lookFor:
+      "Use cpu or flame: `(garbage collector)` is the widest frame, over 40% of the samples here, and these are scavenges, the young generation's collector. The server's own hottest frame is `readStatement`, whose self time is `JSON.parse` of each page; it keeps every parsed page until the last one arrives, so each scavenge finds them alive and copies them. The share of wall time in scavenges is exact in the runtime table of `run 04 --load`.",
+  },
   hints: [
     'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',
     '"minor GC" is the scavenger, which collects the young generation. A scavenge costs what is still alive when it runs, not what died. Which objects does a refresh keep alive across its waits on the bank, and how many refreshes are in flight at once?',

@@ -357,6 +357,10 @@ export default defineExercise({
     },
   ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.5 }],
+  profile: {
+    lookFor:
+      "Use flame or cpu and search for `info` or `redact`: the hand-made logger (`write`, `redact`, `scrubString`, `isSecretKey`, `toJson`, `escapeJson`) holds about half of all samples here, over fifteen times the route's own work in `bankRefresh`. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",
+  },
   hints: [
     'Compare the figures with what the bank allows. With 60 tasks at a time and a ~20 ms bank, the worker could finish about 2,600 tasks a second; the shipped one does about a third of that, and its p50 latency is more than three times the bank\'s. Watch `top` while it runs under load (`npm run workshop -- run 05 --load`): the node process uses ~70% of one core, for a worker that should mostly wait. The bank is not the limit: every millisecond the event loop spends on one task delays the other 29.',
     'Profile it under load and find the widest frames (README.md, "How to see it", gives the commands). Search the flame graph for "Logger": how much of the CPU is under Logger.info, and how much of that is redacting and formatting rather than writing?',

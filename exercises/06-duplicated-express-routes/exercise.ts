@@ -185,6 +185,10 @@ export default defineExercise({
     { metric: 'throughputKept', against: 'itself', atLeast: 0.9 },
     { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 },
   ],
+  profile: {
+    lookFor:
+      "Use flame or cpu: about three quarters of the samples sit under the router's `next` and `handle` in `serveStatic` and send's `SendStream`, and the hottest frame of all is the native `stat`. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is a few percent. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
+  },
   hints: [
     'Watch the trend, not the average: `npm run workshop -- run 06 --load` shows, while it runs, the requests answered in the last second (`--json` lists every second). With the same load, does the server stay as fast as it was in its first seconds? Then ask it how it is doing: `curl -s http://127.0.0.1:3000/_routes` a few times while it runs (`run 06` without `--load`). Which of its figures grows, and how fast?',
     "Profile it under load (README.md, \"How to see it\"): the widest frames are not the page handler. Look for Express's router (`next`, `handle`, `trimPrefix`), `serveStatic` and `send`'s `SendStream` (`pipe`, `sendFile`, `onStatError`), and count how many of them one API request goes through. Why would a request for /api/pages/home ask the static-file middleware anything, let alone many times?",

@@ -194,6 +194,10 @@ export default defineExercise({
     { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
     { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
   ],
+  profile: {
+    lookFor:
+      "Use cpu or flame, and read what is missing: over half of the samples are `(idle)` while p99 is seconds, so requests wait on something other than the CPU. Search for `lookup`: for every metric hot-shots sends (`sendStat`, four per request), `platformLookup` in platform-dns.ts starts a c-ares `query` for the StatsD host's name, and those queries queue at the DNS server. A profile shows each lookup being started, not the wait; the probe's async resources in flight (`run 07 --load`) count the lookups waiting.",
+  },
   hints: [
     'CPU, memory and open sockets look normal: `npm run workshop -- run 07 --load` shows under a hundred TCP sockets for 30 connections and a registry. Read the last column of the runtime figures instead, the async resources in flight: which type runs into the thousands, and what does it stand for?',
     'QUERYWRAP is a DNS query in flight (c-ares; with getaddrinfo it would be a GetAddrInfoReqWrap, Klarna\'s UV_GETADDRINFO). Count the names this service resolves and how often it resolves each: per decision, how many lookups does it start?',

@@ -214,6 +214,10 @@ export default defineExercise({
     { metric: 'latencyP99', against: 'broken', atMost: 0.2 },
     { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
   ],
+  profile: {
+    lookFor:
+      "Use cpu or flame: its finding is an absence. About three quarters of the samples are `(idle)`, and the route handler with `record` and mqtt.js's `publishAsync` under it takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send, as step 3 of the README does.",
+  },
   hints: [
     'Run it alone first: `curl` answers in a few milliseconds. Then `npm run workshop -- run 08 --load`: p99 in the hundreds of milliseconds, and the CPU is not the limit (the event loop delay stays low). What does every request wait for?',
     "Each request waits for the broker's acknowledgement of its own event. The broker acknowledges one producer's messages one after another, a few milliseconds each, as a Kafka broker serves one connection's requests in order: how many acknowledgements a second can one producer get, and how long does the 50th request in line wait?",

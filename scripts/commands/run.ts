@@ -1,9 +1,11 @@
 import { benchProgress } from '../bench-progress.ts';
-import { runBench, specFor, type ServerChoice } from '../bench.ts';
+import { runBench, specFor, type RampRequest, type ServerChoice } from '../bench.ts';
 import type { Exercise } from '../exercises.ts';
 import type { LoadProfile } from '../manifest.ts';
 import { bold, dim } from '../format.ts';
+import { relativeToRoot } from '../paths.ts';
 import { renderJson, renderReport } from '../report.ts';
+import { writeResults } from '../results.ts';
 import { startServer } from '../server-process.ts';
 import { startServices } from '../services/index.ts';
 
@@ -13,14 +15,28 @@ export interface RunOptions {
   load: boolean;
   json: boolean;
   nodeFlags: string[];
+  /** `--soak`: seconds of steady load, reported window by window with trends. */
+  soak?: number;
+  /** `--ramp`: offered rate step by step up to the knee. */
+  ramp?: RampRequest;
 }
 
 /** Starts one server and prints its URL until Ctrl-C, or with --load measures it once and stops. */
 export async function run(exercise: Exercise, options: RunOptions): Promise<number> {
   const spec = specFor(exercise, options.choice);
   if (options.load) {
-    const report = await runBench(exercise, [spec], { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags, judge: false });
+    const measure =
+      options.soak !== undefined
+        ? { kind: 'soak' as const, soak: { seconds: options.soak } }
+        : options.ramp
+          ? { kind: 'ramp' as const, ramp: options.ramp }
+          : undefined;
+    const report = await runBench(exercise, [spec], { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags, judge: false, measure });
     process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
+    const written = await writeResults(report, report.servers.some((s) => s.soak) ? 'soak' : report.servers.some((s) => s.ramp) ? 'ramp' : 'load');
+    const paths = `\nresult: ${relativeToRoot(written.json)}\n${written.svgs.map((file) => `chart:  ${relativeToRoot(file)}\n`).join('')}`;
+    // With --json, on stderr, so stdout stays one JSON document.
+    (options.json ? process.stderr : process.stdout).write(dim(paths));
     return report.pass ? 0 : 1;
   }
   const services = await startServices(exercise.manifest.services);

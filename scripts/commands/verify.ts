@@ -1,5 +1,6 @@
 import { benchProgress } from '../bench-progress.ts';
 import { runBench, specFor, verifyChoices } from '../bench.ts';
+import { runBenchRepeated } from '../repeat.ts';
 import type { Exercise } from '../exercises.ts';
 import { bold, green } from '../format.ts';
 import { updateExercise } from '../progress.ts';
@@ -9,6 +10,8 @@ import type { RunReport } from '../result.ts';
 export interface VerifyOptions {
   json?: boolean;
   nodeFlags?: string[];
+  /** Measure this many times; the verdict is on the median (see repeat.ts). */
+  runs?: number;
 }
 
 /** Correctness probe, load, verdict for the trainee's file; records a pass. */
@@ -16,7 +19,8 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
   const bench = { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags };
   // A server that answers wrong fails at once, before any load is spent on the references.
   const precheck = await runBench(exercise, [specFor(exercise, 'mine')], { ...bench, checkOnly: true });
-  const report = precheck.pass ? await runBench(exercise, verifyChoices(exercise).map((choice) => specFor(exercise, choice)), bench) : precheck;
+  const specs = verifyChoices(exercise).map((choice) => specFor(exercise, choice));
+  const report = precheck.pass ? await runBenchRepeated(exercise, specs, bench, options.runs ?? 1) : precheck;
   process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
   if (!report.pass && !options.json) {
     const id = exercise.manifest.id.slice(0, 2);

@@ -2,9 +2,12 @@
 // plain code. It tells the harness when the server listens and reports the runtime's own figures over IPC:
 // heap, GC time by kind, event-loop delay and active resources. Without an IPC channel it does nothing.
 import { createHook } from 'node:async_hooks';
+import cluster from 'node:cluster';
+import { findSourceMap } from 'node:module';
 import net from 'node:net';
 import { constants, monitorEventLoopDelay, performance as nodePerformance, PerformanceObserver } from 'node:perf_hooks';
-import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures } from './messages.ts';
+import { pathToFileURL } from 'node:url';
+import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
 
@@ -23,6 +26,17 @@ function reportListening(): void {
     });
     return (originalListen as (...a: unknown[]) => net.Server).apply(this, args);
   } as typeof net.Server.prototype.listen;
+}
+
+/**
+ * In a cluster (node:cluster) the workers call listen(), and the primary, the harness's child, holds the
+ * socket itself only in round-robin mode (not Windows' default): the primary reports each worker's
+ * listening, in every mode; the harness takes the first on its port.
+ */
+function reportClusterListening(): void {
+  cluster.on('listening', (_worker, address) => {
+    if (address.port) send({ type: 'listening', port: address.port, address: address.address ?? '127.0.0.1' });
+  });
 }
 
 /** Counts live async resources by type (not promises, which would cost too much), for the peak. */
@@ -111,8 +125,23 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
   };
 }
 
-if (process.send && process.env.HOTPATH_PROBE === '1') {
+/** The source maps Node holds for these files if they were loaded (tsx transpiles with them), by file URL. */
+function loadedSourceMaps(files: string[]): Record<string, SourceMapData> {
+  const maps: Record<string, SourceMapData> = {};
+  for (const file of files) {
+    const url = pathToFileURL(file).href;
+    const payload = findSourceMap(url)?.payload as SourceMapData | undefined;
+    if (payload) maps[url] = { version: payload.version, sources: payload.sources, names: payload.names, mappings: payload.mappings, sourceRoot: payload.sourceRoot };
+  }
+  return maps;
+}
+
+// A cluster worker's IPC channel leads to its primary, not to the harness: a worker reports nothing and
+// answers nothing (its figures are not the harness's), and leaves its channel as the cluster set it up
+// (unreferenced, the worker would exit before it listens).
+if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
   reportListening();
+  reportClusterListening();
   const runtime = startFigures();
   let lastUtilization = nodePerformance.eventLoopUtilization();
   process.on('message', (message: HarnessToProbe) => {
@@ -123,6 +152,8 @@ if (process.send && process.env.HOTPATH_PROBE === '1') {
       send({ type: 'utilization', id: message.id, value: nodePerformance.eventLoopUtilization(now, lastUtilization).utilization });
       lastUtilization = now;
     }
+    if (message?.type === 'sourceMaps') send({ type: 'sourceMaps', id: message.id, maps: loadedSourceMaps(message.files) });
+    if (message?.type === 'exit') process.exit(0);
   });
   setInterval(() => send({ type: 'sample', figures: runtime.figures() }), SAMPLE_INTERVAL_MS).unref();
   // The probe must not keep a server alive, and a server must not outlive the harness that started it.

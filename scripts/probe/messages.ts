@@ -38,9 +38,27 @@ export type ProbeToHarness =
   | { type: 'sample'; figures: RuntimeFigures }
   | { type: 'snapshot'; id: number; figures: RuntimeFigures }
   /** The event loop's utilization (0 to 1) since the previous utilization message. */
-  | { type: 'utilization'; id: number; value: number };
+  | { type: 'utilization'; id: number; value: number }
+  /** Source maps of the asked files that are loaded (by file URL), without their sources' text. */
+  | { type: 'sourceMaps'; id: number; maps: Record<string, SourceMapData> };
 
-export type HarnessToProbe = { type: 'reset' } | { type: 'snapshot'; id: number } | { type: 'utilization'; id: number };
+/** A source map (version 3) as Node's module.findSourceMap() holds it for a transpiled file. */
+export interface SourceMapData {
+  version: number;
+  sources: string[];
+  names: string[];
+  mappings: string;
+  sourceRoot?: string;
+}
+
+export type HarnessToProbe =
+  | { type: 'reset' }
+  | { type: 'snapshot'; id: number }
+  | { type: 'utilization'; id: number }
+  /** The source maps of these files (absolute paths), for positions in a CPU profile of transpiled TypeScript. */
+  | { type: 'sourceMaps'; id: number; files: string[] }
+  /** Exit normally (process.exit(0)), so that exit-time output such as --cpu-prof's profile is written. */
+  | { type: 'exit' };
 
 export function isProbeMessage(value: unknown): value is ProbeToHarness {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

@@ -1,0 +1,80 @@
+// `--runs N`: the same measurement N times in a row, the verdict on the median of each target's ratio, and
+// the run-to-run spread (coefficient of variation) beside every figure. A shared machine can lose a third of
+// its speed for seconds at a time; one run cannot tell that from a regression, N runs show it.
+import { runBench, type BenchOptions, type ServerSpec } from './bench.ts';
+import type { Exercise } from './exercises.ts';
+import type { RunReport, ServerVerdict, Spread, TargetResult } from './result.ts';
+import { bounds, median } from './verdict.ts';
+
+/** A verdict is too close to call when its margin is within this many run-to-run spreads (CV) of the target. */
+export const NOISE_SPREADS = 2;
+
+export function spread(values: number[]): Spread {
+  const mid = median(values);
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const sd = values.length > 1 ? Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
+  return { values, median: mid, cv: mean !== 0 ? sd / Math.abs(mean) : 0 };
+}
+
+export async function runBenchRepeated(exercise: Exercise, specs: ServerSpec[], options: BenchOptions, runs: number): Promise<RunReport> {
+  const reports: RunReport[] = [];
+  for (let index = 0; index < runs; index++) {
+    if (runs > 1) options.onEvent?.({ type: 'repeat', index, of: runs });
+    reports.push(await runBench(exercise, specs, options));
+  }
+  return combineRuns(reports);
+}
+
+/**
+ * One report from N: the last run's servers in detail, each server's req/s and p99 as the median over the
+ * runs with their spread, and verdicts on the median ratio of each target. A run's honesty problems
+ * (errors, a failed probe) fail the verdict whichever run had them.
+ */
+export function combineRuns(reports: RunReport[]): RunReport {
+  const last = reports.at(-1)!;
+  if (reports.length === 1) return last;
+  const figures: NonNullable<RunReport['runs']>['figures'] = {};
+  for (const server of last.servers) {
+    const runsOf = reports.map((r) => r.servers.find((s) => s.label === server.label)?.load).filter((l) => l !== undefined);
+    if (runsOf.length === 0) continue;
+    figures[server.label] = {
+      requestsPerSecond: spread(runsOf.map((l) => l.requestsPerSecond.mean)),
+      latencyP99: spread(runsOf.map((l) => l.latency.p99)),
+    };
+  }
+  const verdicts = last.verdicts.map((verdict) => combineVerdict(verdict, reports.map((r) => r.verdicts.find((v) => v.label === verdict.label && v.symptom === verdict.symptom))));
+  const pass = verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected);
+  return { ...last, startedAt: reports[0]!.startedAt, verdicts, pass, runs: { count: reports.length, figures, passedRuns: reports.filter((r) => r.pass).length } };
+}
+
+function combineVerdict(verdict: ServerVerdict, across: Array<ServerVerdict | undefined>): ServerVerdict {
+  const all = across.filter((v) => v !== undefined);
+  const problems = [...new Set(all.flatMap((v, i) => v.problems.map((p) => (all.length > 1 ? `run ${i + 1}: ${p}` : p))))];
+  const targets = verdict.targets.map((target, index) => combineTarget(target, all.map((v) => v.targets[index]).filter((t) => t !== undefined)));
+  const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
+  const expectedToFail = verdict.expectedToFail && { ...verdict.expectedToFail, rejected: all.every((v) => v.expectedToFail?.rejected) };
+  return { ...verdict, targets, problems, pass: verdict.expectedToFail ? false : pass, ...(expectedToFail ? { expectedToFail } : {}) };
+}
+
+function combineTarget(target: TargetResult, across: TargetResult[]): TargetResult {
+  const ratios = across.map((t) => t.ratio).filter((r) => r !== undefined);
+  if (ratios.length < across.length) return { ...target, pass: false, note: across.find((t) => t.note)?.note ?? 'not measured in every run' };
+  const ratioSpread = spread(ratios);
+  const required = (target.target.atLeast ?? target.target.atMost)!;
+  const measured = ratioSpread.median;
+  const { pass, margin } = bounds(target.target, measured, required);
+  const values = across.map((t) => t.value).filter((v) => v !== undefined);
+  const references = across.map((t) => t.referenceValue).filter((v) => v !== undefined);
+  const referenceValue = references.length > 0 ? median(references) : undefined;
+  return {
+    ...target,
+    ratio: measured,
+    value: values.length > 0 ? median(values) : undefined,
+    referenceValue,
+    requiredValue: referenceValue !== undefined && target.target.against !== 'itself' ? required * referenceValue : undefined,
+    margin,
+    pass,
+    spread: ratioSpread,
+    noisy: Number.isFinite(margin) && NOISE_SPREADS * ratioSpread.cv > Math.abs(margin),
+  };
+}

@@ -1,0 +1,230 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { folderName, warningsIn, writeProfile } from '../scripts/commands/profile.ts';
+import { loadExercise } from '../scripts/exercises.ts';
+import { ROOT } from '../scripts/paths.ts';
+import { hottestFunctions, profileToTree, walk, type CpuProfile, type Frame } from '../scripts/profile/cpu-tree.ts';
+import { embeddedProfile, flameGraphHtml } from '../scripts/profile/flame-html.ts';
+import { brokenReason, chooseTool, limitNote } from '../scripts/profile/tools.ts';
+import { liveServerCount, startServer } from '../scripts/server-process.ts';
+import { fixture } from './helpers.ts';
+
+const frame = (id: number, functionName: string, url: string, lineNumber: number, children: number[] = []) => ({
+  id,
+  callFrame: { functionName, scriptId: '1', url, lineNumber, columnNumber: 4 },
+  children,
+});
+
+// (root) ─┬─ main (node 2) ── hash (node 4)
+//         ├─ (garbage collector) (node 3)
+//         └─ main (node 5, the same function recorded twice) ── hash (node 6)
+const SMALL: CpuProfile = {
+  nodes: [
+    frame(1, '(root)', '', -1, [2, 3, 5]),
+    frame(2, 'main', 'file:///srv/app.ts', 0, [4]),
+    frame(3, '(garbage collector)', '', -1),
+    frame(4, 'hash', 'file:///srv/app.ts', 9),
+    frame(5, 'main', 'file:///srv/app.ts', 0, [6]),
+    frame(6, 'hash', 'file:///srv/app.ts', 9),
+  ],
+  startTime: 1000,
+  // Samples at 1100, 1110, 1130, 1160, 1200, 1250; each lasts until the next, the last until 1300.
+  endTime: 1300,
+  samples: [2, 4, 4, 3, 6, 5],
+  timeDeltas: [100, 10, 20, 30, 40, 50],
+};
+
+const brief = (f: Frame): unknown => ({ name: f.name, file: f.file, line: f.line, kind: f.kind, self: f.self, total: f.total, children: f.children.map(brief) });
+
+describe('CPU profile to flame graph tree', () => {
+  it('weighs each sample by the time to the next, and merges the same function under one parent', () => {
+    const tree = profileToTree(SMALL, { root: '/srv' });
+    expect(brief(tree)).toEqual({
+      name: '(root)',
+      file: '',
+      line: 0,
+      kind: 'native',
+      self: 0,
+      total: 200,
+      children: [
+        {
+          name: 'main',
+          file: 'app.ts',
+          line: 1,
+          kind: 'app',
+          self: 10 + 50,
+          total: 160,
+          children: [{ name: 'hash', file: 'app.ts', line: 10, kind: 'app', self: 20 + 30 + 50, total: 100, children: [] }],
+        },
+        { name: '(garbage collector)', file: '', line: 0, kind: 'native', self: 40, total: 40, children: [] },
+      ],
+    });
+    expect(hottestFunctions(tree).map((hot) => [hot.name, hot.self])).toEqual([
+      ['hash', 100],
+      ['main', 60],
+      ['(garbage collector)', 40],
+    ]);
+  });
+
+  it('maps positions through a locate function (source maps), and falls back to hit counts without samples', () => {
+    const hits: CpuProfile = {
+      startTime: SMALL.startTime,
+      endTime: SMALL.endTime,
+      nodes: SMALL.nodes.map((node) => ({ ...node, hitCount: node.id === 4 ? 3 : node.id === 3 ? 1 : 0 })),
+    };
+    const tree = profileToTree(hits, { locate: (url, line, column) => (url.endsWith('app.ts') ? { line: line + 100, column } : undefined) });
+    const [main, gc] = tree.children;
+    expect([main!.name, main!.line, main!.file, main!.total]).toEqual(['main', 100, '/srv/app.ts', 225]);
+    expect([main!.children[0]!.name, main!.children[0]!.line]).toEqual(['hash', 109]);
+    expect([gc!.name, gc!.total]).toEqual(['(garbage collector)', 75]);
+  });
+});
+
+describe('flame graph page', () => {
+  it('embeds the tree so that no frame name can end its script, and reads it back', () => {
+    const tree = profileToTree(SMALL);
+    tree.children[0]!.name = '</script><script>alert(1)</script>';
+    const html = flameGraphHtml(tree, { title: 'a <title>', details: ['one & two'], lookFor: 'find `hash`' });
+    expect(html.match(/<\/script>/g)).toHaveLength(2);
+    expect(html).toContain('<code>hash</code>');
+    expect(html).not.toMatch(/https?:\/\//); // nothing to fetch from anywhere
+    const embedded = embeddedProfile(html);
+    expect(embedded.tree.children[0]!.name).toBe('</script><script>alert(1)</script>');
+    expect(embedded.tree.total).toBe(200);
+    expect(embedded.hottest[0]!.name).toBe('hash');
+  });
+});
+
+describe('profile tools and helpers', () => {
+  it('falls back to cpu where a clinic tool is known broken, and says why in one line', () => {
+    expect(chooseTool(undefined, 20)).toEqual({ tool: 'flame' });
+    expect(chooseTool('cpu', 20)).toEqual({ tool: 'cpu' });
+    for (const tool of ['doctor', 'heap'] as const) {
+      const choice = chooseTool(tool, 20);
+      expect(choice.tool).toBe('cpu');
+      expect(choice.fallback).toMatch(/does not work on Node 20 here .*--cpu-prof instead/);
+      expect(choice.fallback).not.toContain('\n');
+      expect(chooseTool(tool, 24)).toEqual({ tool });
+    }
+  });
+
+  it('notes the measured limit of clinic flame on Node 24 only', () => {
+    expect(limitNote('flame', 24)).toMatch(/unnamed block.*--tool cpu/);
+    expect(limitNote('flame', 20)).toBeUndefined();
+    expect(limitNote('cpu', 24)).toBeUndefined();
+  });
+
+  it('finds the warnings a server printed, each with its stack', () => {
+    const output = [
+      'seed service listening on http://127.0.0.1:3000',
+      '(node:4242) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 after listeners added to [Server]',
+      '    at _addListener (node:events:591:17)',
+      '    at attachAfterEvent (file:///srv/server.ts:24:12)',
+      'an unrelated line',
+      '(node:4242) [DEP0005] DeprecationWarning: Buffer() is deprecated',
+    ].join('\n');
+    expect(warningsIn(output)).toEqual([
+      '(node:4242) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 after listeners added to [Server]\n' +
+        '    at _addListener (node:events:591:17)\n    at attachAfterEvent (file:///srv/server.ts:24:12)',
+      '(node:4242) [DEP0005] DeprecationWarning: Buffer() is deprecated',
+    ]);
+  });
+
+  it('names a profile folder by exercise, server, tool and time', () => {
+    expect(folderName('01-etag-listener-leak', 'stage 1', 'cpu', new Date('2026-03-04T05:06:07Z'))).toBe('01-etag-listener-leak-stage-1-cpu-20260304-050607');
+  });
+
+  it('asks a server to exit normally, so that --cpu-prof writes its profile', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-exit-'));
+    try {
+      const server = await startServer(fixture('answers.ts'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+      const exit = await server.exitNormally();
+      expect(exit).toMatchObject({ code: 0, expected: true });
+      expect(readdirSync(dir).some((name) => name.includes(`.${server.pid}.0.`) && name.endsWith('.cpuprofile'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Processes that run in, or name, this folder: what a profile run must not leave behind. */
+function processesIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (command.includes(dir) || cwd.startsWith(dir)) found.push(`${pid}: ${command}`);
+    } catch {
+      // It exited while we looked, or is not ours to read.
+    }
+  }
+  return found;
+}
+
+/** Leftovers of profilers at the repository's root and in the current directory. */
+function strayFiles(): string[] {
+  return [ROOT, process.cwd()].flatMap((dir) =>
+    readdirSync(dir).filter((name) => /^(\.clinic|node_trace\..*\.log|isolate-0x.*\.log|CPU\..*\.cpuprofile|.*\.heapprofile|\d+\.clinic-.*)$/.test(name)),
+  );
+}
+
+describe('workshop profile on exercise 01 (real runs)', () => {
+  let profilesDir = '';
+  beforeAll(() => {
+    profilesDir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-profiles-'));
+  });
+  afterAll(() => {
+    if (profilesDir) rmSync(profilesDir, { recursive: true, force: true });
+  });
+
+  it('--tool cpu on the broken server: a flame graph whose data holds the leaking listener and its hashing', async () => {
+    const before = strayFiles();
+    const exercise = await loadExercise('01-etag-listener-leak');
+    const result = await writeProfile(exercise, { choice: 'broken', tool: 'cpu', traceWarnings: false, profilesDir });
+    expect(result.tool).toBe('cpu');
+    expect(readdirSync(result.dir).sort()).toEqual(['flame.html', 'server.cpuprofile']);
+
+    const { tree, hottest } = embeddedProfile(readFileSync(result.html, 'utf8'));
+    // The 'after' listener is the anonymous function on line 24 of the shipped file, called by emit().
+    const shipped = 'solutions/01-etag-listener-leak/0-as-shipped.ts';
+    const parents = new Map<Frame, Frame>();
+    for (const { frame } of walk(tree)) for (const child of frame.children) parents.set(child, frame);
+    const listeners = [...walk(tree)].map(({ frame }) => frame).filter((f) => f.file === shipped && f.line === 24);
+    expect(listeners.length).toBeGreaterThan(0);
+    expect(listeners.every((f) => f.name === '(anonymous)' && parents.get(f)?.name === 'emit')).toBe(true);
+    const listenerTime = listeners.reduce((sum, f) => sum + f.total, 0);
+    expect(listenerTime / tree.total).toBeGreaterThan(0.25);
+    // Under it, sha512Hex (line 11) and the hash's update.
+    const hashing = listeners.flatMap((f) => [...walk(f)].map(({ frame }) => frame)).filter((f) => f.name === 'sha512Hex' && f.file === shipped && f.line === 11);
+    expect(hashing.length).toBeGreaterThan(0);
+    expect(hashing.some((f) => f.children.some((c) => c.name === 'update' && c.file === 'node:internal/crypto/hash'))).toBe(true);
+    expect(hottest.slice(0, 3).some((hot) => hot.file === shipped && hot.line === 24)).toBe(true);
+
+    expect(liveServerCount()).toBe(0);
+    expect(processesIn(profilesDir)).toEqual([]);
+    expect(strayFiles()).toEqual(before);
+  });
+
+  it.runIf(brokenReason('flame') === undefined)('--tool flame writes clinic flame\'s HTML, with the shipped file\'s frames in it', async () => {
+    const before = strayFiles();
+    const exercise = await loadExercise('01-etag-listener-leak');
+    const result = await writeProfile(exercise, { choice: 'broken', tool: 'flame', traceWarnings: false, profilesDir });
+    expect(result.tool).toBe('flame');
+    expect(path.basename(result.html)).toMatch(/^\d+\.clinic-flame\.html$/);
+    expect(statSync(result.html).size).toBeGreaterThan(100_000);
+    const html = readFileSync(result.html, 'utf8');
+    expect(html).toContain('sha512Hex');
+    expect(html).toContain('0-as-shipped.ts');
+    // clinic's data folder beside the HTML, and nothing else: no 0x working files, no trace logs.
+    const pid = path.basename(result.html).split('.')[0];
+    expect(readdirSync(result.dir).sort()).toEqual([`${pid}.clinic-flame`, `${pid}.clinic-flame.html`]);
+    expect(existsSync(path.join(result.dir, `${pid}.clinic-flame`, `${pid}.clinic-flame-samples`))).toBe(true);
+
+    expect(liveServerCount()).toBe(0);
+    expect(processesIn(profilesDir)).toEqual([]);
+    expect(strayFiles()).toEqual(before);
+  });
+});
