@@ -96,9 +96,9 @@ export default defineExercise({
     warmupSeconds: 2,
     // A steady load's length (`profile 09`); the ramp's is its steps.
     durationSeconds: 5,
-    // Steps of 40 req/s. Here one process keeps up to ~100-120 req/s and one worker per core to ~180-270;
-    // the top leaves room for a faster machine. Each ramp stops two steps past its knee (~15-30 s).
-    ramp: { from: 20, to: 420, steps: 11, stepSeconds: 2 },
+    // Steps of 30 req/s. Here one process keeps up to ~90-120 req/s and one worker per core to ~180-270;
+    // the top leaves room for a faster machine. Each ramp stops two steps past its knee (~20-30 s).
+    ramp: { from: 30, to: 420, steps: 14, stepSeconds: 2 },
   },
   check,
   stages: [
