@@ -106,7 +106,7 @@ export default defineExercise({
       file: '1-one-worker-per-core.ts',
       title: 'one worker per core',
       changes:
-        "node:cluster: the primary process forks one worker per core (os.availableParallelism()), each running the unchanged service; the workers share the port, and the primary hands out connections in turn. A worker that dies is replaced. The work per request is the same, but now every core does it: the knee moves up by about the number of cores, less what the load generator on the same machine takes.",
+        "node:cluster: the primary process forks one worker per core (os.availableParallelism()), each running the unchanged service; the workers share the port, and the primary hands out connections in turn. A worker that dies while serving is replaced. The work per request is the same, but now every core does it: the knee moves up by about the number of cores, less what the load generator on the same machine takes.",
       targets: [{ metric: 'kneeRate', against: 'broken', atLeast: 1.6 }],
     },
   ],
@@ -117,7 +117,7 @@ export default defineExercise({
       'Nearly every sample is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).',
   },
   hints: [
-    'Ramp the load and read it step by step: `npm run workshop -- run 09 --load`. Up to which offered rate does the answered rate follow? What does p99 do one step later, and the step after that?',
+    'Ramp the load and read it step by step: `npm run workshop -- run 09 --ramp`. Up to which offered rate does the answered rate follow? What does p99 do one step later, and the step after that?',
     "While the load runs, watch the machine in another terminal (`top`, then press 1 for one line per core). How busy is the server's process, and how busy is the machine? Compare with `node -p 'require(\"os\").availableParallelism()'`.",
     'The work is JavaScript on the CPU, and it stays as it is. async/await, a faster framework or a bigger heap would not help: one Node process runs your JavaScript on one thread, so on one core. How could several processes answer on the same port?',
     "node:cluster. In the primary (`cluster.isPrimary`), call `cluster.fork()` once per core (`os.availableParallelism()`); in a worker, create and listen the restify server exactly as before: the workers share the port. Replace a worker that dies: `cluster.on('exit', ...)` forks another unless `worker.exitedAfterDisconnect`.",
