@@ -14,7 +14,7 @@ import { ServerStartError, startServer, type RunningServer } from './server-proc
 import { startServices, type Services } from './services/index.ts';
 import { heapTrend } from './trend.ts';
 import { UsageError } from './usage-error.ts';
-import { honestyProblems, judge } from './verdict.ts';
+import { honestyProblems, judge, verdictsPass } from './verdict.ts';
 
 /** How long a server may take to stop after SIGTERM when an after-load check asks for a graceful stop. */
 const GRACEFUL_STOP_MS = 10_000;
@@ -150,12 +150,7 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
     load: exercise.manifest.load,
     servers: runs,
     verdicts,
-    // A stage marked as not holding on this Node version is shown with its reason, and does not fail the run.
-    // So is a stage that is wrong on purpose, when it was rejected for the reason its manifest names.
-    // The broken server's symptom is shown, not judged: it does not decide the run.
-    pass: judging
-      ? verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected)
-      : clean,
+    pass: judging ? verdictsPass(verdicts) : clean,
   };
 }
 

@@ -4,8 +4,8 @@
 // the server is saturated. Each step therefore runs several instances, their starts spread over a second,
 // so the requests arrive in small bursts spread evenly (measured on 09's single process at 80 req/s: p99
 // 827 ms with one instance, against its ~10 ms of work).
-import autocannon from 'autocannon';
-import type { LoadProgress, LoadResult } from './load.ts';
+import type autocannon from 'autocannon';
+import { runPhase, type LoadProgress, type LoadResult } from './load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
 import type { Knee, LatencyFigures, RampResult, RampStep } from './result.ts';
 
@@ -142,21 +142,9 @@ async function runStep(
     const connections = Math.max(1, Math.round(profile.connections / count));
     return new Promise<autocannon.Result>((resolve, reject) => {
       setTimeout(() => {
-        const instance = autocannon(
-          {
-            url: baseUrl + profile.path,
-            method: profile.method ?? 'GET',
-            body: profile.body,
-            headers: profile.headers,
-            connections,
-            overallRate: rate,
-            // Every instance stops at the window's end.
-            duration: Math.max(0.1, (windowEnd - performance.now()) / 1000),
-            timeout: 10,
-          },
-          (error, result) => (error ? reject(error) : resolve(result)),
-        );
-        (instance as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+        // Every instance stops at the window's end.
+        const seconds = Math.max(0.1, (windowEnd - performance.now()) / 1000);
+        const onResponse = (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
           const now = performance.now();
           if (now < windowStart || now >= windowEnd) return;
           if (statusCode < 200 || statusCode >= 300) {
@@ -165,7 +153,10 @@ async function runStep(
           }
           latencies.push(responseTime);
           perSecond[Math.floor((now - windowStart) / 1000)]! += 1;
-        });
+        };
+        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, (instance) =>
+          (instance as unknown as NodeJS.EventEmitter).on('response', onResponse),
+        ).then(resolve, reject);
       }, (i * 1000) / count);
     });
   });

@@ -4,10 +4,8 @@
 import { runBench, type BenchOptions, type ServerSpec } from './bench.ts';
 import type { Exercise } from './exercises.ts';
 import type { RunReport, ServerVerdict, Spread, TargetResult } from './result.ts';
-import { bounds, median } from './verdict.ts';
+import { bounds, median, NOISE_SPREADS, verdictsPass } from './verdict.ts';
 
-/** A verdict is too close to call when its margin is within this many run-to-run spreads (CV) of the target. */
-export const NOISE_SPREADS = 2;
 
 export function spread(values: number[]): Spread {
   const mid = median(values);
@@ -43,7 +41,7 @@ export function combineRuns(reports: RunReport[]): RunReport {
     };
   }
   const verdicts = last.verdicts.map((verdict) => combineVerdict(verdict, reports.map((r) => r.verdicts.find((v) => v.label === verdict.label && v.symptom === verdict.symptom))));
-  const pass = verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected);
+  const pass = verdictsPass(verdicts);
   return { ...last, startedAt: reports[0]!.startedAt, verdicts, pass, runs: { count: reports.length, figures, passedRuns: reports.filter((r) => r.pass).length } };
 }
 

@@ -2,9 +2,8 @@
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
 import { behindReason } from './ramp.ts';
-import { NOISE_SPREADS } from './repeat.ts';
 import { heapBasis } from './soak.ts';
-import { formatMetric, quarters } from './verdict.ts';
+import { formatMetric, NOISE_SPREADS, quarters } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);

@@ -187,3 +187,14 @@ function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdic
       return { label: run.label, pass, targets, problems, ...(notExpectedHere ? { notExpectedHere } : {}) };
     });
 }
+
+/**
+ * Whether a run's verdicts pass: every judged server passed, or is marked as not holding on this Node
+ * version, or is wrong on purpose and was rejected as named. The broken server's symptom is shown, not judged.
+ */
+export function verdictsPass(verdicts: ServerVerdict[]): boolean {
+  return verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected);
+}
+
+/** With --runs N, a verdict is too close to call when its margin is within this many run-to-run spreads (CV). */
+export const NOISE_SPREADS = 2;
