@@ -8,6 +8,7 @@ import { profile } from './commands/profile.ts';
 import { reset } from './commands/reset.ts';
 import { run } from './commands/run.ts';
 import { solution } from './commands/solution.ts';
+import { hubPortOption, start } from './commands/start.ts';
 import { parseDuration } from './soak.ts';
 import { verify } from './commands/verify.ts';
 import { watch } from './commands/watch.ts';
@@ -17,6 +18,7 @@ import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
 import { removeServiceDataNow } from './services/index.ts';
 import { TOOLS, type ProfileTool } from './profile/tools.ts';
 import { nearest } from './suggest.ts';
+import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
 import { UsageError } from './usage-error.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
@@ -53,7 +55,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass', args: ['<ex>'], flags: { ...RUNS_FLAG, ...TRACE_FLAG, ...JSON_FLAG } },
-  watch: { summary: 'verify now and on every save of server.ts (default: the next unsolved exercise)', args: ['[ex]'], flags: { ...TRACE_FLAG } },
+  watch: { summary: 'verify now and on every save of server.ts (default: the list, then the next unsolved exercise)', args: ['[ex]'], flags: { ...TRACE_FLAG } },
   hint: { summary: 'show the next hint, from gentle to explicit', args: ['<ex>'], flags: {} },
   solution: { summary: 'what each reference stage changes, with its diff (after a pass, or with --force)', args: ['<ex>'], flags: { force: { description: 'show it before you have passed' } } },
   reset: { summary: 'restore server.ts to the shipped broken server', args: ['<ex>'], flags: { yes: { description: 'do not ask for confirmation' } } },
@@ -73,7 +75,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   demo: { summary: 'for instructors: broken, every stage and the ceiling under the same load, side by side', args: ['<ex>'], flags: { ...RUNS_FLAG, ...JSON_FLAG } },
-  start: { summary: 'the list, then watch mode on the next unsolved exercise (what npm start runs)', args: [], flags: {} },
+  start: {
+    summary: 'the hub in the browser: exercises, progress, slides and live runs (what npm start runs)',
+    args: [],
+    flags: { port: { value: 'PORT', description: 'port on 127.0.0.1 for the hub (default 4000; the exercise servers use 3000)' } },
+  },
   help: { summary: 'this help, or one command\'s: workshop help run', args: ['[command]'], flags: {} },
 };
 
@@ -167,12 +173,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     case 'list':
       return list(await loadAllExercises());
-    case 'start': {
-      const exercises = await loadAllExercises();
-      list(exercises, { watchingNext: true });
-      const next = nextExercise(exercises);
-      return next ? watch(next) : 0;
-    }
+    case 'start':
+      return start(hubPortOption(args.flags.port));
     case 'run': {
       const exercise = await exerciseArg(args);
       const choice = stageChoice(args.flags.stage, exercise);
@@ -186,7 +188,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'verify':
       return (await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs) })).pass ? 0 : 1;
     case 'watch': {
-      const exercise = args.positionals[0] ? await exerciseArg(args) : nextExercise(await loadAllExercises());
+      // Without an exercise: the list, then the next unsolved one (what npm start did before the hub).
+      const all = args.positionals[0] ? undefined : await loadAllExercises();
+      if (all) list(all, { watchingNext: true });
+      const exercise = all ? nextExercise(all) : await exerciseArg(args);
       if (!exercise) {
         process.stdout.write('Every exercise passed. Name one to watch it anyway: npm run workshop -- watch 01\n');
         return 0;
@@ -218,8 +223,9 @@ function installSignalHandlers(): void {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`\n${signal}: stopping the servers...\n`);
-    const force = setTimeout(() => process.exit(code), 5000);
-    void stopAll().finally(() => {
+    // The hub's live run may take its worker's grace period (10 s) to end; other commands stop in 2 s.
+    const force = setTimeout(() => process.exit(code), hasInterruptHooks() ? 15_000 : 5000);
+    void runInterruptHooks().then(() => stopAll()).finally(() => {
       clearTimeout(force);
       process.exit(code);
     });

@@ -28,6 +28,11 @@ export interface LoadProgress {
   of: number;
   /** Requests answered during the last second. */
   requestsLastSecond: number;
+  /**
+   * Milliseconds (fractional, from each response's own time), of the 2xx answers of the last second, for
+   * live charts; absent in a second without any.
+   */
+  latencyLastSecond?: { p50: number; p99: number };
   /** What the load does now, when it changes within the phase: "step 3 of 12, 60 req/s offered". */
   detail?: string;
   /** A line worth keeping in the log, printed on its own line (a soak's window as it closes). */
@@ -105,11 +110,26 @@ export function runPhase(
       (error, result) => (error ? reject(error) : resolve(result)),
     );
     let second = 0;
+    // Each 2xx answer's time this second; sorted once a tick (a few thousand numbers, well under a millisecond).
+    let times: number[] = [];
+    (instance as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+      if (status >= 200 && status < 300) times.push(responseTime);
+    });
     // The types declare 'tick' without its argument; autocannon passes { counter, bytes }.
     (instance as unknown as NodeJS.EventEmitter).on('tick', (tick: { counter: number }) => {
       second = Math.min(second + 1, seconds);
-      onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter });
+      const latencyLastSecond = secondPercentiles(times);
+      times = [];
+      onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter, ...(latencyLastSecond ? { latencyLastSecond } : {}) });
     });
     attach?.(instance);
   });
+}
+
+/** p50 and p99 (nearest rank) of one second's response times; undefined for an empty second. */
+export function secondPercentiles(times: number[]): { p50: number; p99: number } | undefined {
+  if (times.length === 0) return undefined;
+  const sorted = Float64Array.from(times).sort();
+  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+  return { p50: rank(0.5), p99: rank(0.99) };
 }

@@ -91,6 +91,11 @@ export function liveServerCount(): number {
   return live.size;
 }
 
+/** The pids (= process group ids) of every server this process started and has not seen exit. */
+export function liveServerPids(): number[] {
+  return [...live].map((child) => child.pid).filter((pid): pid is number => pid !== undefined);
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();

@@ -1,0 +1,53 @@
+// The servers a live run may ask for, from a fixed vocabulary checked against the exercise's manifest:
+// 'broken', 'mine', 'ceiling' and stage numbers. Never a path or a command: the files come from specFor.
+import { demoChoices, specFor, verifyChoices, type ServerChoice } from '../bench.ts';
+import type { Exercise } from '../exercises.ts';
+import { HttpError } from './http.ts';
+
+/** The most servers one run may have: broken, every stage, mine and the ceiling of the largest exercise. */
+const MAX_SERVERS = 12;
+
+export interface ChoiceInfo {
+  server: ServerChoice;
+  label: string;
+  title: string;
+}
+
+/** Every server of the exercise a page can offer, in the order of the buttons. */
+export function choicesOf(exercise: Exercise): ChoiceInfo[] {
+  const all: ServerChoice[] = ['broken', ...exercise.manifest.stages.map((_, i) => i + 1), 'mine', ...(exercise.ceilingFile ? ['ceiling' as const] : [])];
+  return all.map((server) => {
+    const { label, title } = specFor(exercise, server).run;
+    return { server, label, title };
+  });
+}
+
+/** The servers of `demo`: broken, every stage, the ceiling. */
+export function demoServers(exercise: Exercise): ServerChoice[] {
+  return demoChoices(exercise);
+}
+
+/** The servers of `verify`: the trainee's file and the references its goal is judged against. */
+export function verifyServers(exercise: Exercise): ServerChoice[] {
+  return verifyChoices(exercise);
+}
+
+/** Checks a request's `servers` against the exercise; a 400 names what is wrong and what is offered. */
+export function parseServers(value: unknown, exercise: Exercise): ServerChoice[] {
+  const offered = choicesOf(exercise).map((c) => c.server);
+  const words = offered.map((s) => JSON.stringify(s)).join(', ');
+  if (!Array.isArray(value) || value.length === 0) throw new HttpError(400, `"servers" must be a non-empty array of: ${words}`);
+  if (value.length > MAX_SERVERS) throw new HttpError(400, `"servers" lists ${value.length} servers; at most ${MAX_SERVERS}`);
+  const servers: ServerChoice[] = [];
+  for (const item of value) {
+    // A stage may come as 1 or "1"; anything else must be one of the words.
+    const choice = typeof item === 'string' && /^\d{1,2}$/.test(item) ? Number(item) : item;
+    if (!offered.includes(choice as ServerChoice)) {
+      const shown = typeof item === 'string' ? JSON.stringify(item.slice(0, 40)) : typeof item === 'number' ? String(item) : typeof item;
+      throw new HttpError(400, `unknown server ${shown} for exercise ${exercise.manifest.id}; servers: ${words}`);
+    }
+    if (servers.includes(choice as ServerChoice)) throw new HttpError(400, `server ${JSON.stringify(choice)} is listed twice`);
+    servers.push(choice as ServerChoice);
+  }
+  return servers;
+}
