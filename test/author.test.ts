@@ -15,6 +15,13 @@ import { TEST_DIR } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
+/**
+ * CI's second Node version sets this: the stages against the references only. The shipped file judged as
+ * the trainee's is the broken server measured once more, and already ran on the first Node version; leaving
+ * it out keeps CI well under its time limit.
+ */
+const STAGES_ONLY = process.env.HOTPATH_AUTHOR_STAGES_ONLY === '1';
+
 /** The pristine shipped file judged as if it were the trainee's: it must fail the goal. */
 function shippedAsMine(exercise: (typeof exercises)[number]): ServerSpec {
   const mine = specFor(exercise, 'mine');
@@ -31,7 +38,7 @@ function asExpected(report: RunReport, stages: Stage[]): boolean {
   const references = report.servers.filter((s) => s.role === 'broken' || s.role === 'ceiling');
   const referencesClean = references.every((s) => !s.failure && (s.check?.ok ?? true) && (s.load?.requests ?? 0) > 0 && s.load?.errors === 0);
   const mine = report.verdicts.find((v) => v.label === 'mine');
-  const mineFails = mine !== undefined && mine.problems.length === 0 && mine.targets.some((t) => !t.pass);
+  const mineFails = STAGES_ONLY || mine !== undefined && mine.problems.length === 0 && mine.targets.some((t) => !t.pass);
   const stagesHold = stages.every((stage, i) => {
     const verdict = report.verdicts.find((v) => v.label === `stage ${i + 1}`);
     if (!verdict) return false;
@@ -51,7 +58,7 @@ for (const exercise of exercises) {
     const verdictOf = (label: string) => report.verdicts.find((v) => v.label === label && !v.symptom)!;
 
     beforeAll(async () => {
-      const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice)), shippedAsMine(exercise)];
+      const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice)), ...(STAGES_ONLY ? [] : [shippedAsMine(exercise)])];
       report = await runBench(exercise, specs);
       console.log(renderReport(report));
       if (!asExpected(report, stages)) {
@@ -91,7 +98,8 @@ for (const exercise of exercises) {
       });
     }
 
-    it('the shipped server answers correctly but misses its target', () => {
+    it('the shipped server answers correctly but misses its target', (context) => {
+      if (STAGES_ONLY) return context.skip('HOTPATH_AUTHOR_STAGES_ONLY=1: measured on the first Node version only');
       const mine = verdictOf('mine');
       expect(mine.problems).toEqual([]);
       expect(mine.targets.some((t) => !t.pass)).toBe(true);

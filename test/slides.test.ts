@@ -200,15 +200,15 @@ describe('pages', () => {
   it('escapes what could break out: the title, the id, </script> inside notes', () => {
     const evil = renderDeck('# A <b>&</b> title\n\n::: notes\n</script><script>alert(1)</script>\n:::', { exerciseIds: IDS });
     const page = deckPage('x"><script>', evil, 'static');
-    expect(page).toContain('<title>A &#38; title · Hot Path</title>');
-    expect(page).toContain('data-deck="x&#34;&#62;&#60;script&#62;"');
+    expect(page).toContain('<title>A &amp; title · Hot Path</title>');
+    expect(page).toContain('data-deck="x&quot;&gt;&lt;script&gt;"');
     expect(page.match(/<script/g)).toHaveLength(2); // the notes island and deck.js
     expect(page).not.toContain('alert(1)</script>');
   });
 
   it('the index links every deck', () => {
     const html = indexPage([{ id: '01-etag-listener-leak', title: '01 · <x>', slides: 15 }]);
-    expect(html).toContain('<a href="01-etag-listener-leak.html">01 · &#60;x&#62;</a>');
+    expect(html).toContain('<a href="01-etag-listener-leak.html">01 · &lt;x&gt;</a>');
   });
 });
 

@@ -107,9 +107,3 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
   return value as Record<string, unknown>;
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text for HTML content and attribute values. */
-export function escapeHtml(text: string | number): string {
-  return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}

@@ -3,7 +3,7 @@
 // one markdown renderer (markdown.ts), which lets through no raw HTML beyond a few bare tags.
 import type { Exercise } from '../exercises.ts';
 import type { ExerciseProgress } from '../progress.ts';
-import { escapeHtml as e } from './http.ts';
+import { escapeHtml as e } from '../html.ts';
 
 export interface DeckLink {
   id: string;

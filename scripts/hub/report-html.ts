@@ -4,7 +4,7 @@
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
 import { formatMetric, metricName, quarters } from '../verdict.ts';
-import { escapeHtml as e } from './http.ts';
+import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
   const { load } = report;

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import container from 'markdown-it-container';
 import type { MarkdownIt, Token } from 'markdown-it';
 import { exerciseFolders, resolveExerciseId } from '../exercises.ts';
+import { escapeHtml } from '../html.ts';
 import { ROOT } from '../paths.ts';
 import { createMarkdown } from './markdown.ts';
 
@@ -175,10 +176,6 @@ export function loadDeck(id: string, dir = SLIDES_DIR): Deck | undefined {
 
 export function readAsset(name: string): string {
   return readFileSync(path.join(ASSETS_DIR, name), 'utf8');
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON that is safe inside <script>: no "</script>", no "<!--". */

@@ -2,6 +2,7 @@
 // data embedded in the page, with no network access. Width is time; callers are drawn above callees.
 // Hover a frame for its figures, click it to zoom in (click a frame above it to zoom out), and type in the
 // search box to highlight frames by name or file (a regular expression or plain text).
+import { escapeHtml } from '../html.ts';
 import { hottestFunctions, type Frame, type HotFunction } from './cpu-tree.ts';
 
 export interface FlameGraphInfo {
@@ -63,10 +64,6 @@ export function embeddedProfile(html: string): EmbeddedProfile {
   const match = new RegExp(`<script type="application/json" id="${DATA_ID}">([\\s\\S]*?)</script>`).exec(html);
   if (!match) throw new Error('no embedded profile in this HTML');
   return JSON.parse(match[1]!) as EmbeddedProfile;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** `code` in an already escaped text, as <code>. */
