@@ -8,6 +8,11 @@
   var SVG = 'http://www.w3.org/2000/svg';
   var STAGE_COLORS = ['#d9730d', '#2e8b57', '#7a4fb5', '#0e7490', '#a16207'];
   var number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+  // A run started in one window (the presenter's, on the laptop) is followed by the others showing the
+  // same exercise (the audience's, on the projector): each widget subscribes, the starting one announces.
+  var runsChannel = 'BroadcastChannel' in window ? new BroadcastChannel('hotpath-runs') : null;
+  var runListeners = [];
+  if (runsChannel) runsChannel.onmessage = function (e) { runListeners.forEach(function (listener) { listener(e.data); }); };
 
   function colorOf(label) {
     if (label === 'broken') return '#c62828';
@@ -237,6 +242,7 @@
           return;
         }
         follow(res.json.id);
+        if (runsChannel) runsChannel.postMessage({ run: res.json.id, exercise: info.id });
       }, function () {
         setState('idle');
         showError('the hub did not answer: is it still running?');
@@ -420,6 +426,10 @@
         var seconds = info.load.warmupSeconds + info.load.durationSeconds;
         if (!demoMode) status.textContent = 'Each server: ' + info.load.warmupSeconds + ' s warm-up + ' + info.load.durationSeconds + ' s measured, ' + info.load.connections + ' connections (' + seconds + ' s and its start-up). One run at a time.';
         setState('idle');
+        runListeners.push(function (message) {
+          var busy = root.getAttribute('data-state') === 'running' || root.getAttribute('data-state') === 'starting';
+          if (message && message.exercise === info.id && !busy && (!run || run.id !== message.run)) follow(message.run);
+        });
         // A run of this exercise already in progress (a reloaded page, or the deck started it): follow it.
         return fetch('/api/runs').then(function (r) { return r.json(); }).then(function (json) {
           if (json.active && json.active.exercise.id === info.id) follow(json.active.id);
