@@ -39,7 +39,11 @@ export function percent(fraction: number, digits = 1): string {
 
 export function signedPercent(fraction: number): string {
   if (!Number.isFinite(fraction)) return 'n/a';
-  return `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(0)}%`;
+  // Under one percent, a decimal: a margin of -0.03% must not read "-0%" beside a ratio that rounds to the bound.
+  const points = fraction * 100;
+  const size = Math.abs(points);
+  const digits = size === 0 || size >= 0.95 ? 0 : size >= 0.1 ? 1 : 2;
+  return `${fraction >= 0 ? '+' : ''}${points.toFixed(digits)}%`;
 }
 
 export function megabytes(bytes: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bar } from '../scripts/format.ts';
+import { bar, signedPercent } from '../scripts/format.ts';
 import { renderJson, renderReport } from '../scripts/report.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
@@ -85,5 +85,16 @@ describe('report', () => {
     expect(parsed.servers.map((s) => s.load?.requestsPerSecond.mean)).toEqual([60, 8_000, 9_000, 12_000]);
     expect(parsed.verdicts[0]!.targets[0]!.ratio).toBeCloseTo(133.33, 1);
     expect(parsed.pass).toBe(false);
+  });
+});
+
+describe('signedPercent', () => {
+  it('keeps a decimal under one percent, so a shortfall never reads as -0%', () => {
+    expect(signedPercent(0.634)).toBe('+63%');
+    expect(signedPercent(-0.25)).toBe('-25%');
+    expect(signedPercent(0)).toBe('+0%');
+    expect(signedPercent(-0.0003)).toBe('-0.03%');
+    expect(signedPercent(-0.004)).toBe('-0.4%');
+    expect(signedPercent(0.0099)).toBe('+1%');
   });
 });
