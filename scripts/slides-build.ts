@@ -1,12 +1,12 @@
 // `npm run slides:build`: the decks of slides/ as self-contained HTML for presenting offline (file://).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type CommandSpec } from './args.ts';
 import { dim, red } from './format.ts';
-import { deckPage, indexPage, listDecks, renderDeck } from './hub/slides.ts';
-import { ROOT, relativeToRoot } from './paths.ts';
+import { deckPage, indexPage, listDecks, loadDeck } from './hub/slides.ts';
+import { ROOT } from './paths.ts';
 import { UsageError } from './usage-error.ts';
 
 const NAME = 'slides:build';
@@ -54,7 +54,7 @@ export function buildSlides(outDir: string, log: (line: string) => void = (line)
     log(`wrote ${shown(file)} ${dim(`(${Math.round(Buffer.byteLength(html) / 1024)} KB)`)}`);
   };
   const summaries = decks.map((info) => {
-    const deck = renderDeck(readFileSync(info.file, 'utf8'), { source: relativeToRoot(info.file) });
+    const deck = loadDeck(info.id)!; // listed just above, so it exists
     write(`${info.id}.html`, deckPage(info.id, deck, 'static'));
     return { id: info.id, title: deck.title, slides: deck.slides.length };
   });

@@ -1,6 +1,6 @@
 // The servers a live run may ask for, from a fixed vocabulary checked against the exercise's manifest:
 // 'broken', 'mine', 'ceiling' and stage numbers. Never a path or a command: the files come from specFor.
-import { demoChoices, specFor, verifyChoices, type ServerChoice } from '../bench.ts';
+import { specFor, type ServerChoice } from '../bench.ts';
 import type { Exercise } from '../exercises.ts';
 import { HttpError } from './http.ts';
 
@@ -20,16 +20,6 @@ export function choicesOf(exercise: Exercise): ChoiceInfo[] {
     const { label, title } = specFor(exercise, server).run;
     return { server, label, title };
   });
-}
-
-/** The servers of `demo`: broken, every stage, the ceiling. */
-export function demoServers(exercise: Exercise): ServerChoice[] {
-  return demoChoices(exercise);
-}
-
-/** The servers of `verify`: the trainee's file and the references its goal is judged against. */
-export function verifyServers(exercise: Exercise): ServerChoice[] {
-  return verifyChoices(exercise);
 }
 
 /** Checks a request's `servers` against the exercise; a 400 names what is wrong and what is offered. */

@@ -10,8 +10,9 @@ import type { Exercise } from '../exercises.ts';
 import { resolveExerciseId } from '../exercises.ts';
 import { nextExercise } from '../commands/list.ts';
 import { exerciseProgress, readProgress, updateExercise } from '../progress.ts';
-import { deckPage, listDecks, renderDeck } from './slides.ts';
-import { choicesOf, demoServers, parseServers, verifyServers } from './choices.ts';
+import { deckPage, listDecks, loadDeck } from './slides.ts';
+import { demoChoices, verifyChoices } from '../bench.ts';
+import { choicesOf, parseServers } from './choices.ts';
 import { HttpError, readJson, redirect, send, sendHtml, sendJson } from './http.ts';
 import { errorPage, exercisePage, hintButton, hintsStatus, homePage, slidesIndexPage, statusOf } from './pages.ts';
 import type { Runs } from './runs.ts';
@@ -90,8 +91,8 @@ const exerciseJson: Handler = async (ctx, _req, res, [name]) => {
     id,
     title,
     servers: choicesOf(found),
-    demo: demoServers(found),
-    verify: verifyServers(found),
+    demo: demoChoices(found),
+    verify: verifyChoices(found),
     load: { path: load.path, connections: load.connections, warmupSeconds: load.warmupSeconds, durationSeconds: load.durationSeconds, ramp: Boolean(load.ramp) },
     hints: { shown: Math.min(progress.hintsShown, hints.length), total: hints.length },
     status: statusOf(progress).kind,
@@ -118,16 +119,15 @@ const nextHint: Handler = async (ctx, req, res, [name]) => {
 const slidesIndex: Handler = (_ctx, _req, res) => sendHtml(res, 200, slidesIndexPage(listDecks()));
 
 const deck: Handler = (_ctx, _req, res, [id]) => {
-  const found = listDecks().find((d) => d.id === id);
-  if (!found) throw new HttpError(404, `no deck "${id}"; the decks are at /slides`);
-  const markdown = readFileSync(found.file, 'utf8');
-  let html: string;
+  let found;
   try {
-    html = deckPage(found.id, renderDeck(markdown), 'hub');
+    // Only ids of slides/*.md; an error names the file and the line.
+    found = loadDeck(id!);
   } catch (error) {
-    throw new HttpError(500, `slides/${found.id}.md could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
+    throw new HttpError(500, `a deck could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
   }
-  sendHtml(res, 200, html);
+  if (!found) throw new HttpError(404, `no deck "${id}"; the decks are at /slides`);
+  sendHtml(res, 200, deckPage(id!, found, 'hub'));
 };
 
 const asset: Handler = (ctx, _req, res, [name]) => {
