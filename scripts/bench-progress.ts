@@ -5,6 +5,9 @@ import { integer } from './format.ts';
 export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (event: BenchEvent) => void {
   const live = stream.isTTY === true;
   let position = '';
+  // Servers ramped side by side interleave their events: each line names the server it is about.
+  const positions = new Map<string, string>();
+  const at = (label: string) => (position = positions.get(label) ?? position);
   const write = (text: string, final = false) => {
     if (live) stream.write(`\r\u001b[2K${text}${final ? '\n' : ''}`);
     else if (final) stream.write(`${text}\n`);
@@ -12,9 +15,12 @@ export function benchProgress(stream: NodeJS.WriteStream = process.stderr): (eve
   return (event) => {
     if (event.type === 'services') stream.write(`starting services: ${event.names.join(', ')}\n`);
     if (event.type === 'repeat') stream.write(`run ${event.index + 1} of ${event.of}\n`);
+    if (event.type === 'checked' || event.type === 'load' || event.type === 'after-load') at(event.label);
+    if (event.type === 'done') at(event.run.label);
     if (event.type === 'after-load') write(`${position}: checking what the load left behind`);
     if (event.type === 'starting') {
       position = `[${event.index + 1}/${event.of}] ${event.label}`;
+      positions.set(event.label, position);
       write(`${position}: starting`);
       if (!live) stream.write(`${position}: starting\n`);
     }

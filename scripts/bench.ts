@@ -5,13 +5,15 @@ import { readFileSync } from 'node:fs';
 import type { Exercise } from './exercises.ts';
 import { runCheck } from './check.ts';
 import { runLoad, runWarmup, type LoadProgress } from './load.ts';
-import type { RampProfile } from './manifest.ts';
+import type { LoadProfile, RampProfile } from './manifest.ts';
+import { compareWithFreshCopy } from './fresh-copy.ts';
 import { runRamp } from './ramp.ts';
 import { runSoak, type SoakOptions } from './soak.ts';
 import { relativeToRoot } from './paths.ts';
-import type { RunReport, ServerRun } from './result.ts';
+import type { FreshCopyResult, RunReport, ServerRun } from './result.ts';
 import { ServerStartError, startServer, type RunningServer } from './server-process.ts';
 import { startServices, type Services } from './services/index.ts';
+import { ALONE, Turns, type TurnTaker } from './turns.ts';
 import { heapTrend } from './trend.ts';
 import { UsageError } from './usage-error.ts';
 import { honestyProblems, judge, verdictsPass } from './verdict.ts';
@@ -54,7 +56,7 @@ export interface BenchOptions {
 export interface RampRequest {
   from?: number;
   to?: number;
-  /** The whole ramp, in seconds. */
+  /** Sets the number of the climb's rates: one per step's seconds of this (`--over`). */
   seconds?: number;
 }
 
@@ -129,11 +131,23 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
   if (requests.length > 0) options.onEvent?.({ type: 'services', names: requests.map((r) => r.kind) });
   const services = await startServices(requests);
   try {
-    for (const [index, spec] of specs.entries()) {
-      options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
-      const run = await measureServer(exercise, spec, services, options);
-      runs.push(run);
-      options.onEvent?.({ type: 'done', run });
+    if (sideBySide(exercise, specs, options)) {
+      // Ramped servers run side by side and take turns at the machine, step by step (see turns.ts).
+      const turns = new Turns(specs.length);
+      const measured = specs.map(async (spec, index) => {
+        const starting = () => options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+        const run = await measureServer(exercise, spec, services, options, turns, starting).finally(() => turns.leave());
+        options.onEvent?.({ type: 'done', run });
+        return run;
+      });
+      runs.push(...(await Promise.all(measured)));
+    } else {
+      for (const [index, spec] of specs.entries()) {
+        options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+        const run = await measureServer(exercise, spec, services, options);
+        runs.push(run);
+        options.onEvent?.({ type: 'done', run });
+      }
     }
   } finally {
     await services.stop();
@@ -154,7 +168,15 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
   };
 }
 
-async function measureServer(exercise: Exercise, spec: ServerSpec, services: Services, options: BenchOptions): Promise<ServerRun> {
+/** Servers measured side by side (`turns`) put load on the machine only in their turn; `starting` is called in the first. */
+async function measureServer(
+  exercise: Exercise,
+  spec: ServerSpec,
+  services: Services,
+  options: BenchOptions,
+  turns: TurnTaker = ALONE,
+  starting: () => void = () => {},
+): Promise<ServerRun> {
   const { manifest } = exercise;
   const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
   const run: ServerRun = { ...spec.run, nodeFlags };
@@ -162,14 +184,17 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
   const { env, contexts } = await services.prepare();
   if (manifest.probe?.asyncResources) env.HOTPATH_ASYNC_RESOURCES = '1';
   try {
-    server = await startServer(spec.absoluteFile, { nodeFlags, env });
+    server = await turns.take(async () => {
+      starting();
+      return startServer(spec.absoluteFile, { nodeFlags, env });
+    });
   } catch (error) {
     return withFailure(run, error);
   }
   try {
     const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
     if (probe) {
-      run.check = await runCheck((url) => probe(url, { services: contexts }), server.url);
+      run.check = await turns.take(() => runCheck((url) => probe(url, { services: contexts }), server.url));
       options.onEvent?.({ type: 'checked', label: run.label, ok: run.check.ok });
       if (!run.check.ok) {
         // A probe that failed because the server died should say so, with what it printed.
@@ -197,11 +222,11 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
     } else if (request || manifest.load.ramp) {
       // Without a ramp of its own, the exercise warms up at full load and the ramp is set from what it reached.
       const own = manifest.load.ramp;
-      const fullWarmup = own ? 0 : await runWarmup(server.url, manifest.load, onProgress);
+      const fullWarmup = own ? 0 : await turns.take(() => runWarmup(server.url, manifest.load, onProgress));
       const ramp = resolveRamp(request ?? {}, own, fullWarmup / Math.max(1, manifest.load.warmupSeconds));
-      const warmedUp = own ? await runWarmup(server.url, manifest.load, onProgress, ramp.from) : fullWarmup;
+      const warmedUp = own ? await turns.take(() => runWarmup(server.url, manifest.load, onProgress, ramp.from)) : fullWarmup;
       await beforeMeasured();
-      const ramped = await runRamp(server.url, manifest.load, ramp, onProgress);
+      const ramped = await runRamp(server.url, manifest.load, ramp, onProgress, turns);
       run.load = { ...ramped.load, answered: ramped.load.answered + warmedUp };
       run.ramp = ramped.ramp;
     } else {
@@ -214,6 +239,14 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
       noteCrash(run, server, 'during the load');
       return run;
     }
+    const freshCopy = manifest.load.freshCopy;
+    if (freshCopy && run.load && !options.measure) {
+      run.freshCopy = await besideFreshCopy(spec.absoluteFile, { nodeFlags, env }, server, manifest.load, freshCopy.pairs, onProgress);
+      if (server.exit()) {
+        noteCrash(run, server, 'beside its fresh copy');
+        return run;
+      }
+    }
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
       const { answered } = run.load;
       options.onEvent?.({ type: 'after-load', label: run.label });
@@ -222,7 +255,7 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
         return { code, signal };
       };
       const context = { services: contexts, baseUrl: server.url, answered, connections: manifest.load.connections, stopServer };
-      run.afterLoad = await runCheck(() => manifest.afterLoad!(context), server.url);
+      run.afterLoad = await turns.take(() => runCheck(() => manifest.afterLoad!(context), server.url));
       if (server.exit()) noteCrash(run, server, 'after the load');
     }
     return run;
@@ -231,6 +264,34 @@ async function measureServer(exercise: Exercise, spec: ServerSpec, services: Ser
   } finally {
     await server.stop();
   }
+}
+
+/** Starts a fresh copy of the server and loads the two in turns (see fresh-copy.ts); stops the copy. */
+async function besideFreshCopy(
+  file: string,
+  startOptions: Parameters<typeof startServer>[1],
+  aged: RunningServer,
+  profile: LoadProfile,
+  pairs: number,
+  onProgress: (progress: LoadProgress) => void,
+): Promise<FreshCopyResult> {
+  const copy = await startServer(file, startOptions);
+  try {
+    const result = await compareWithFreshCopy(aged.url, copy.url, profile, pairs, onProgress);
+    if (copy.exit()) throw new Error(`the fresh copy of the server crashed (${copy.exit()!.signal ?? `exit code ${copy.exit()!.code}`})\n${copy.output()}`);
+    return result;
+  } finally {
+    await copy.stop();
+  }
+}
+
+/**
+ * Whether the servers run side by side, taking turns step by step: when they are ramped (the machine's speed
+ * drifts over the minutes a ramp takes; knees measured one server after another compare two machines).
+ */
+export function sideBySide(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): boolean {
+  if (specs.length < 2 || options.checkOnly || options.measure?.kind === 'soak') return false;
+  return options.measure?.kind === 'ramp' || exercise.manifest.load.ramp !== undefined;
 }
 
 /** Waits until the server's event loop is under 10% busy over a quarter second, or 20 s at most. */

@@ -178,22 +178,24 @@ export function rampChartSpecs(ramp: RampResult, label?: string): ChartSpec[] {
   }));
   const x = { field: 'offered', type: 'quantitative', title: 'offered load (req/s)' };
   const knee = ramp.knee;
+  // Where it stopped keeping up (interpolated between the steps; results from before that have the step's rate).
+  const kneeAt = knee ? (knee.rate ?? knee.offered) : 0;
   const kneeLayers = (y: 'achieved' | 'latencyP99'): object[] =>
     knee
       ? [
-          { data: { values: [{}] }, mark: { type: 'rule', color: RED, strokeDash: [4, 3] }, encoding: { x: { datum: knee.offered, type: 'quantitative' } } },
+          { data: { values: [{}] }, mark: { type: 'rule', color: RED, strokeDash: [4, 3] }, encoding: { x: { datum: kneeAt, type: 'quantitative' } } },
           {
             data: { values: [{}] },
             mark: { type: 'text', color: RED, align: 'left', baseline: y === 'achieved' ? 'top' : 'bottom', dx: 5, fontSize: 11 },
-            encoding: { x: { datum: knee.offered, type: 'quantitative' }, y: { value: y === 'achieved' ? 4 : HEIGHT - 4 }, text: { value: `knee: ${integer(knee.offered)} req/s offered` } },
+            encoding: { x: { datum: kneeAt, type: 'quantitative' }, y: { value: y === 'achieved' ? 4 : HEIGHT - 4 }, text: { value: `knee: ${integer(kneeAt)} req/s offered` } },
           },
         ]
       : [];
-  const kneeNote = knee ? `knee at ${integer(knee.offered)} req/s offered (${knee.reason})` : 'no knee: the server kept up with every step';
+  const kneeNote = knee ? `knee at ${integer(kneeAt)} req/s offered (${knee.reason})` : 'no knee: the server kept up with every step';
   const throughput: TopLevelSpec = {
     $schema: SCHEMA,
     ...CONFIG,
-    title: { text: heading('Answered against offered load', label), subtitle: wrap(`${ramp.steps.length} steps of ${ramp.stepSeconds} s; ${kneeNote}`) },
+    title: { text: heading('Answered against offered load', label), subtitle: wrap(`${ramp.steps.length} steps; ${kneeNote}`) },
     width: WIDTH,
     height: HEIGHT,
     layer: [

@@ -49,7 +49,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       },
       from: { value: 'REQ/S', description: 'with --ramp: the first step\'s offered rate' },
       to: { value: 'REQ/S', description: 'with --ramp: the last step\'s offered rate' },
-      over: { value: 'DURATION', description: 'with --ramp: how long the whole ramp takes (40s, 2m), in steps of 2 s or the exercise\'s' },
+      over: { value: 'DURATION', description: 'with --ramp: how many rates the climb has, one per 2 s (or the exercise\'s step) of this (40s, 2m)' },
       ...TRACE_FLAG,
       ...JSON_FLAG,
     },

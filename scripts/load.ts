@@ -20,7 +20,8 @@ export interface LoadResult {
   durationSeconds: number;
 }
 
-export type LoadPhase = 'warm-up' | 'measured';
+/** 'beside a fresh copy': after the measured phase, in turns with a fresh copy of the server (fresh-copy.ts). */
+export type LoadPhase = 'warm-up' | 'measured' | 'beside a fresh copy';
 
 export interface LoadProgress {
   phase: LoadPhase;
@@ -93,6 +94,11 @@ export function runPhase(
   overallRate?: number,
   /** Called with the running instance, e.g. to listen to its 'response' events or stop it early. */
   attach?: (instance: autocannon.Instance) => void,
+  /**
+   * autocannon stops at its first sample after the duration, a second apart by default: a ramp's step
+   * samples more often so its load ends with its window. The result's per-sample figures are then per this.
+   */
+  sampleMs?: number,
 ): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -104,6 +110,7 @@ export function runPhase(
         connections: profile.connections,
         duration: seconds,
         ...(overallRate ? { overallRate } : {}),
+        ...(sampleMs ? { sampleInt: sampleMs } : {}),
         // A request still unanswered after this counts as a timeout, which fails the run.
         timeout: 10,
       },

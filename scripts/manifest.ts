@@ -16,9 +16,10 @@ export type Reference = 'broken' | 'previous' | 'ceiling' | 'itself';
  * minorGcShare (the share of wall time spent in scavenges) and minorGcPerRequest (scavenge milliseconds
  * per request answered in the measured phase: the churn's cost per unit of work, which unlike the share
  * does not fall just because a server got slower elsewhere) from the probe.
- * Over time within the measured phase: lateRequestsPerSecond (req/s over its last quarter, the median of
- * its seconds) and throughputKept (that divided by the same over its first quarter: what a server keeps of its early pace;
- * a ratio already, judged against 'itself').
+ * Over time: lateRequestsPerSecond (req/s over the last quarter of the measured phase, the median of its
+ * seconds) and throughputKept (what a server keeps of its speed as it ages: its req/s after the measured
+ * phase over a fresh copy's, the two loaded in turns; needs load.freshCopy; a ratio already, judged
+ * against 'itself').
  * pendingLookups: the peak number of DNS lookups in flight (c-ares QUERYWRAP + getaddrinfo
  * GETADDRINFOREQWRAP) during the measured phase; needs `probe: { asyncResources: true }`.
  * With a ramped load (load.ramp): kneeRate (req/s answered at the knee, the highest offered rate the server
@@ -69,6 +70,12 @@ export interface LoadProfile {
    * The warm-up runs at `from` req/s.
    */
   ramp?: RampProfile;
+  /**
+   * After the measured phase, start a fresh copy of the server, warm it up the same way, and load the two
+   * in turns, a second each, `pairs` times: throughputKept is the aged server's median second over the
+   * fresh copy's, each second beside one of the other on the same machine (see fresh-copy.ts).
+   */
+  freshCopy?: { pairs: number };
 }
 
 export interface RampProfile {
@@ -226,6 +233,11 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (!(ramp.from >= 1 && ramp.to > ramp.from)) problems.push('load.ramp: from must be at least 1 req/s and to above it');
     if (!(Number.isInteger(ramp.steps) && ramp.steps >= 2)) problems.push('load.ramp: steps must be a whole number, 2 or more');
     if (!(ramp.stepSeconds >= 1 && ramp.steps * ramp.stepSeconds <= 600)) problems.push('load.ramp: stepSeconds must be 1 or more, the whole ramp 600 s at most');
+  }
+  const fresh = manifest.load.freshCopy;
+  if (fresh && !(Number.isInteger(fresh.pairs) && fresh.pairs >= 2 && fresh.pairs <= 30)) problems.push('load.freshCopy.pairs must be a whole number from 2 to 30');
+  if (!fresh && [...targets, ...(manifest.symptom ?? [])].some((t) => t.metric === 'throughputKept')) {
+    problems.push('throughputKept needs a fresh copy to compare with (load.freshCopy)');
   }
   const rampMetrics: Metric[] = ['kneeRate', 'latencyCliff'];
   if (!ramp && [...targets, ...(manifest.symptom ?? [])].some((t) => rampMetrics.includes(t.metric))) {

@@ -6,17 +6,36 @@
 // 827 ms with one instance, against its ~10 ms of work).
 import type autocannon from 'autocannon';
 import { runPhase, type LoadProgress, type LoadResult } from './load.ts';
+import { coresElsewhere, cpuSnapshot, waitForQuietMachine, type CpuSnapshot } from './machine-load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
 import type { Knee, LatencyFigures, RampResult, RampStep } from './result.ts';
+import { ALONE, type TurnTaker } from './turns.ts';
 
 /** Instances per step, at most: their starts are 1000/N ms apart. */
 const SPREAD = 20;
 /** Each step is measured from this long after its first instance started, once all of them run. */
 const LEAD_IN_MS = 1000;
+/** autocannon stops at its first sample after the duration: this often, so a step's load ends with its window. */
+const STOP_WITHIN_MS = 50;
 /** A step keeps up when it answers at least this share of the offered rate... */
 export const KEEPS_UP_SHARE = 0.9;
-/** ...and its p99 stays under this multiple of the first step's. */
+/** ...and its p99 stays under this multiple of the low-load p99. */
 export const LATENCY_MULTIPLE = 10;
+/** The settle's rates are the climb's step divided by this: the knee is placed within a third of a step. */
+export const SETTLE_DIVISIONS = 3;
+/** The most steps the settle takes, tries again included, before it settles for what it has. */
+const SETTLE_MAX_STEPS = 7;
+/**
+ * Other programs using more than this many cores during a step that decides something (the low-load
+ * step, a step behind) make it measured again, once they are done or QUIET_WAIT_MS later, up to
+ * BUSY_REMEASURES times a ramp. A build or a browser on a 2-core machine halves what a server answers.
+ */
+export const BUSY_CORES = 0.25;
+const QUIET_WAIT_MS = 3000;
+const BUSY_REMEASURES = 3;
+/** After a step behind, a wait for this share of the time its queue takes to work off, at most DRAIN_LIMIT_MS. */
+const DRAIN_SHARE = 0.6;
+const DRAIN_LIMIT_MS = 2000;
 
 /** The offered rate of each step: `steps` rates from `from` to `to`, evenly spaced, whole req/s. */
 export function stepRates(ramp: RampProfile): number[] {
@@ -24,33 +43,128 @@ export function stepRates(ramp: RampProfile): number[] {
   return Array.from({ length: steps }, (_, i) => Math.round(from + ((to - from) * i) / (steps - 1)));
 }
 
+/**
+ * The ramp, in two parts.
+ * - The climb brackets the knee: the first rate for twice a step's time (its p99 is the low-load p99, the
+ *   latency limit of every later step), then the rates up in steps of half the window, until two in a row
+ *   are behind; the first of those is tried again once, as a pause of the machine can last two steps. The
+ *   second shows the queueing cliff past the knee.
+ * - The settle places it: from a third of a climb step above the last rate kept up, in thirds of a step, up
+ *   while the rates keep up or down until one does. A rate behind is tried again (a slow moment of the
+ *   machine can make a step fall behind, never keep up); one kept try is enough. The knee is taken from
+ *   these steps, interpolated between the last kept up and the next (see `crossing`).
+ * Servers measured side by side (`turns`) take turns step by step and settle together: the steps that
+ * place their knees alternate, seconds apart, on the same machine, where one ramp after the other they
+ * would see a machine whose speed has drifted by a quarter or more.
+ */
 export async function runRamp(
   baseUrl: string,
   profile: LoadProfile,
   ramp: RampProfile,
   onProgress: (progress: LoadProgress) => void,
+  turns: TurnTaker = ALONE,
 ): Promise<{ load: LoadResult; ramp: RampResult }> {
   const rates = stepRates(ramp);
-  const planned = rates.length * ramp.stepSeconds;
+  // An estimate for the progress line: the climb to the top, the longer first step, a typical settle.
+  const planned = (rates.length + 4) * ramp.stepSeconds;
   const steps: StepFigures[] = [];
   const allLatencies: number[] = [];
   const perSecond: number[] = [];
-  for (const [index, offered] of rates.entries()) {
-    const detail = `step ${index + 1} of ${rates.length}, ${offered} req/s offered`;
-    const step = await runStep(baseUrl, profile, offered, ramp.stepSeconds, (second, requestsLastSecond) =>
-      onProgress({ phase: 'measured', second: index * ramp.stepSeconds + second, of: planned, requestsLastSecond, detail }),
-    );
-    steps.push(step.figures);
+  let done = 0;
+  let count = 0;
+  // Steps measured while other programs kept the machine busy, measured again (see BUSY_CORES).
+  const remeasured: StepFigures[] = [];
+  const isBehind = (step: RampStep) => behindReason(step, lowLoadOf(steps)) !== undefined;
+  // Requests still queued when a step behind ends (at most one per connection) are mostly worked off before
+  // the next step: the rest during its lead-in, while its load is still coming up.
+  const drain = (step: StepFigures) =>
+    new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_LIMIT_MS, (DRAIN_SHARE * 1000 * profile.connections) / Math.max(step.achieved, 1))));
+  const runOnce = async (offered: number, detail: string, seconds: number): Promise<StepFigures> => {
+    const from = done;
+    const onSecond = (second: number, requestsLastSecond: number) =>
+      onProgress({ phase: 'measured', second: from + second, of: Math.max(planned, from + seconds), requestsLastSecond, detail });
+    const step = await runStep(baseUrl, profile, offered, seconds, onSecond);
+    done += seconds;
     allLatencies.push(...step.latencies);
     perSecond.push(...step.perSecond);
-    // Two steps behind in a row: past the knee, the cliff measured. Higher rates would only queue more.
-    const low = steps[0]!.latency.p99;
-    if (steps.length >= 2 && behindReason(steps.at(-1)!, low) && behindReason(steps.at(-2)!, low)) break;
+    if (isBehind(step.figures)) await drain(step.figures);
+    return step.figures;
+  };
+  /** One step, in its turn; measured again when other programs were busy and it decides something. */
+  const measure = (offered: number, what: string, settle = false, seconds = ramp.stepSeconds): Promise<StepFigures> =>
+    turns.take(async () => {
+      for (;;) {
+        const detail = `step ${++count}, ${offered} req/s offered${what}`;
+        const measured = await runOnce(offered, detail, seconds);
+        const figures = settle ? { ...measured, settle } : measured;
+        // The low-load reference and a step behind decide something; a step kept up on a busy machine
+        // would keep up on a quiet one too.
+        const decides = steps.length === 0 || isBehind(figures);
+        const busy = figures.elsewhere ?? 0;
+        if (busy > BUSY_CORES && decides && remeasured.length < BUSY_REMEASURES) {
+          remeasured.push(figures);
+          const waited = await waitForQuietMachine(BUSY_CORES, QUIET_WAIT_MS);
+          const note = `${offered} req/s: other programs used ${busy.toFixed(1)} cores of the machine during the step; measuring it again${waited >= 1000 ? ` (waited ${(waited / 1000).toFixed(0)} s for them)` : ''}`;
+          onProgress({ phase: 'measured', second: done, of: Math.max(planned, done), requestsLastSecond: 0, detail, note });
+          continue;
+        }
+        steps.push(figures);
+        return figures;
+      }
+    });
+
+  // The climb, in steps of half the window: it only brackets the knee. The first step is twice as long
+  // instead: its p99 is the low-load p99, the latency limit of every later step.
+  const climbSeconds = Math.max(1, Math.round(ramp.stepSeconds / 2));
+  await measure(rates[0]!, ', low load', false, 2 * ramp.stepSeconds);
+  let firstBehind: number | undefined;
+  let triedAgain = false;
+  for (const offered of isBehind(steps[0]!) ? [] : rates.slice(1)) {
+    if (!isBehind(await measure(offered, '', false, climbSeconds))) {
+      firstBehind = undefined;
+      continue;
+    }
+    if (firstBehind === undefined) {
+      firstBehind = offered;
+      continue;
+    }
+    // Two in a row behind. Once a climb, the first of them again: a pause of the machine can last two steps.
+    if (triedAgain) break;
+    triedAgain = true;
+    if (isBehind(await measure(firstBehind, ', again (behind the first time)', false, climbSeconds))) break;
+    firstBehind = offered;
   }
-  const total = steps.length * ramp.stepSeconds;
-  const lowLoadP99 = steps[0]!.latency.p99;
-  const knee = findKnee(steps, lowLoadP99);
-  const highest = steps.at(-1)!;
+  // The settle, alongside the other servers': from a third of a climb step above the last rate kept up,
+  // up while the rates keep up, or down until one does. A rate behind is tried again in the server's next
+  // turn (a slow moment of the machine makes a step fall behind, never keep up); one kept try is enough.
+  await turns.meet();
+  const climbStep = rates.length > 1 ? rates[1]! - rates[0]! : ramp.to - ramp.from;
+  const delta = Math.max(1, Math.round(climbStep / SETTLE_DIVISIONS));
+  let budget = SETTLE_MAX_STEPS;
+  const keepsUp = async (offered: number): Promise<boolean | undefined> => {
+    for (let tries = 0; tries < 2; tries++) {
+      if (budget-- <= 0) return undefined;
+      if (!isBehind(await measure(offered, tries === 0 ? ', placing the knee' : ', placing the knee, again (behind the first time)', true))) return true;
+    }
+    return false;
+  };
+  if (firstBehind !== undefined) {
+    let offered = firstBehind - climbStep + delta;
+    const up = await keepsUp(offered);
+    while (up !== undefined) {
+      offered += up ? delta : -delta;
+      if (offered < ramp.from) break;
+      // Up: until a rate is behind twice. Down: until one keeps up. Or the budget is spent.
+      if ((await keepsUp(offered)) !== up) break;
+    }
+  }
+
+  const total = done;
+  const lowLoadP99 = lowLoadOf(steps);
+  // Shown by rate, lowest first (the order they ran in is in the load's per-second figures).
+  const byRate = [...steps].sort((a, b) => a.offered - b.offered);
+  const knee = findKnee(byRate, lowLoadP99);
+  const highest = byRate.at(-1)!;
   const answered = steps.reduce((sum, s) => sum + s.achieved * s.seconds, 0);
   const meanPerSecond = answered / total;
   const load: LoadResult = {
@@ -71,12 +185,20 @@ export async function runRamp(
       from: ramp.from,
       to: ramp.to,
       stepSeconds: ramp.stepSeconds,
-      steps: steps.map(({ bytes: _bytes, ...step }) => step),
+      steps: byRate.map(({ bytes: _bytes, ...step }) => step),
+      ...(remeasured.length > 0 ? { remeasured: remeasured.map(({ bytes: _bytes, ...step }) => step) } : {}),
       lowLoadP99,
       knee,
       cliff: lowLoadP99 > 0 ? highest.latency.p99 / lowLoadP99 : undefined,
     },
   };
+}
+
+/** The low-load p99: the p99 of the step at the lowest rate (the first; of several, the lowest p99). */
+export function lowLoadOf(steps: RampStep[]): number {
+  if (steps.length === 0) return 0;
+  const lowest = Math.min(...steps.map((s) => s.offered));
+  return Math.min(...steps.filter((s) => s.offered === lowest).map((s) => s.latency.p99));
 }
 
 /** Why a step is behind the offered load, or undefined when it kept up. */
@@ -89,23 +211,52 @@ export function behindReason(step: RampStep, lowLoadP99: number): string | undef
 }
 
 /**
- * The knee: the last step that kept up (answered ≥ 90% of the offered rate, p99 under 10x the first
- * step's) before the first two steps in a row that did not (or the last step, when it alone did not): one
- * step that falls behind and then recovers is a pause of the machine, not saturation. Undefined when the
- * ramp never got behind, or was behind from its first step.
+ * The knee: the highest offered rate kept up with (answered ≥ 90% of it, p99 under 10x the low-load p99)
+ * below the lowest rate that fell behind on every try, two tries at least, or that was the highest tried.
+ * When some steps were measured to place the knee (`settle`), it is taken from those alone; else (or when
+ * they place none) from all. Undefined when the ramp never got behind, or was behind from its first rate.
+ * Steps in any order.
  */
-export function findKnee(steps: RampStep[], lowLoadP99 = steps[0]?.latency.p99 ?? 0): Knee | undefined {
-  const first = saturatedFrom(steps, lowLoadP99);
-  if (first === undefined || first === 0) return undefined;
-  const kept = steps[first - 1]!;
-  return { offered: kept.offered, achieved: kept.achieved, step: first - 1, reason: `at ${steps[first]!.offered} req/s it ${behindReason(steps[first]!, lowLoadP99)}` };
+export function findKnee(steps: RampStep[], lowLoadP99 = lowLoadOf(steps)): Knee | undefined {
+  const settled = steps.filter((s) => s.settle);
+  return (settled.length > 0 ? kneeAmong(settled, steps, lowLoadP99) : undefined) ?? kneeAmong(steps, steps, lowLoadP99);
 }
 
-/** Index of the first step of two behind in a row (or of a behind last step). */
-function saturatedFrom(steps: RampStep[], lowLoadP99: number): number | undefined {
-  const behind = steps.map((step) => behindReason(step, lowLoadP99) !== undefined);
-  const index = behind.findIndex((b, i) => b && (i === steps.length - 1 || behind[i + 1]));
-  return index === -1 ? undefined : index;
+/** findKnee's rule on `among`; the knee's index is into `steps`. */
+function kneeAmong(among: RampStep[], steps: RampStep[], lowLoadP99: number): Knee | undefined {
+  const rates = [...new Set(among.map((s) => s.offered))].sort((a, b) => a - b);
+  const tries = (rate: number) => among.filter((s) => s.offered === rate);
+  const keptUp = (rate: number) => tries(rate).some((s) => behindReason(s, lowLoadP99) === undefined);
+  const saturated = rates.find((rate, i) => !keptUp(rate) && (tries(rate).length >= 2 || i === rates.length - 1));
+  if (saturated === undefined) return undefined;
+  const kneeRate = rates.filter((rate) => rate < saturated && keptUp(rate)).at(-1);
+  if (kneeRate === undefined) return undefined;
+  const kept = among.find((s) => s.offered === kneeRate && behindReason(s, lowLoadP99) === undefined)!;
+  // Every rate between the knee and the saturated one was behind: the next one up says why.
+  const next = rates.find((rate) => rate > kneeRate)!;
+  const nextTries = tries(next);
+  const why = behindReason(nextTries.at(-1)!, lowLoadP99);
+  const times = nextTries.length > 1 ? ` (${nextTries.length} tries)` : '';
+  // Of several tries behind, the one that got furthest: a slow moment only makes a step worse.
+  const rate = Math.round(Math.max(...nextTries.map((behind) => crossing(kept, behind, lowLoadP99))) * 10) / 10;
+  return { offered: kept.offered, achieved: kept.achieved, rate, step: steps.indexOf(kept), reason: `at ${next} req/s it ${why}${times}` };
+}
+
+/**
+ * Where between a step kept up and the next rate's step behind the server stopped keeping up: the offered
+ * rate at which the answered share falls to KEEPS_UP_SHARE or the p99 rises to its limit, on a straight
+ * line between the two steps (the p99's on a log scale, as it grows by factors past the knee). Takes the
+ * knee off the grid of rates tried: measured side by side, two servers a fraction of a step apart no
+ * longer read a whole step apart.
+ */
+export function crossing(kept: RampStep, behind: RampStep, lowLoadP99: number): number {
+  let at = 1;
+  const [shareKept, shareBehind] = [Math.min(1, kept.achieved / kept.offered), behind.achieved / behind.offered];
+  if (shareBehind < KEEPS_UP_SHARE && shareKept > shareBehind) at = Math.min(at, (shareKept - KEEPS_UP_SHARE) / (shareKept - shareBehind));
+  const limit = LATENCY_MULTIPLE * Math.max(lowLoadP99, 2);
+  const [p99Kept, p99Behind] = [Math.max(kept.latency.p99, 0.5), behind.latency.p99];
+  if (p99Behind > limit && p99Behind > p99Kept) at = Math.min(at, Math.log(limit / p99Kept) / Math.log(p99Behind / p99Kept));
+  return kept.offered + (behind.offered - kept.offered) * Math.min(1, Math.max(0, at));
 }
 
 type StepFigures = RampStep & { bytes: number };
@@ -116,7 +267,7 @@ interface StepRun {
   perSecond: number[];
 }
 
-/** One step: `offered` req/s, spread over up to SPREAD instances started 1000/N ms apart. */
+/** One step: `offered` req/s, spread over up to SPREAD instances started 1000/N ms apart, measured for `seconds`. */
 async function runStep(
   baseUrl: string,
   profile: LoadProfile,
@@ -135,7 +286,11 @@ async function runStep(
     const second = Math.round((performance.now() - windowStart) / 1000);
     if (second >= 1 && second <= seconds) onSecond(second, perSecond[second - 1]!);
   }, 1000);
-  setTimeout(() => ticker.refresh(), LEAD_IN_MS).unref();
+  let atStart: CpuSnapshot | undefined;
+  setTimeout(() => {
+    ticker.refresh();
+    atStart = cpuSnapshot();
+  }, LEAD_IN_MS).unref();
   const instances = Array.from({ length: count }, (_, i) => {
     // autocannon's own split: the remainder goes to the first ones.
     const rate = Math.floor(offered / count) + (i < offered % count ? 1 : 0);
@@ -154,13 +309,14 @@ async function runStep(
           latencies.push(responseTime);
           perSecond[Math.floor((now - windowStart) / 1000)]! += 1;
         };
-        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, (instance) =>
-          (instance as unknown as NodeJS.EventEmitter).on('response', onResponse),
-        ).then(resolve, reject);
+        const attach = (instance: autocannon.Instance) => (instance as unknown as NodeJS.EventEmitter).on('response', onResponse);
+        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, attach, STOP_WITHIN_MS).then(resolve, reject);
       }, (i * 1000) / count);
     });
   });
   const results = await Promise.all(instances).finally(() => clearInterval(ticker));
+  const atEnd = cpuSnapshot();
+  const elsewhere = atStart && atEnd ? Math.round(coresElsewhere(atStart, atEnd) * 100) / 100 : undefined;
   const sum = (pick: (r: autocannon.Result) => number) => results.reduce((total, r) => total + pick(r), 0);
   return {
     figures: {
@@ -173,6 +329,7 @@ async function runStep(
       non2xx: Math.max(non2xxInWindow, sum((r) => r.non2xx)),
       seconds,
       bytes: sum((r) => r.throughput.total) / ((windowEnd - windowStart + LEAD_IN_MS) / 1000),
+      ...(elsewhere !== undefined ? { elsewhere } : {}),
     },
     latencies,
     perSecond,

@@ -3,7 +3,7 @@ import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, 
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
 import { behindReason } from './ramp.ts';
 import { heapBasis } from './soak.ts';
-import { formatMetric, NOISE_SPREADS, quarters } from './verdict.ts';
+import { formatMetric, NOISE_SPREADS, selfDetail } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
@@ -131,7 +131,7 @@ export function rampSection(server: ServerRun): string {
   const ramp = server.ramp!;
   const rows = ramp.steps.map((step, index) => {
     const behind = behindReason(step, ramp.lowLoadP99);
-    const mark = ramp.knee?.step === index ? bold(' ◀ knee') : '';
+    const mark = (ramp.knee?.step === index ? bold(' ◀ knee') : '') + (step.settle ? dim(' · placing the knee') : '');
     return [
       integer(step.offered),
       integer(step.achieved),
@@ -142,13 +142,19 @@ export function rampSection(server: ServerRun): string {
     ];
   });
   const knee = ramp.knee
-    ? `knee: ${bold(`${integer(ramp.knee.achieved)} req/s`)} (${ramp.knee.reason})`
+    ? `knee: ${bold(`${integer(ramp.knee.rate ?? ramp.knee.achieved)} req/s`)} (kept up at ${integer(ramp.knee.offered)} req/s; ${ramp.knee.reason})`
     : yellow(ramp.steps.length > 0 && behindReason(ramp.steps[0]!, ramp.lowLoadP99) ? 'no knee: behind from the first step; start the ramp lower' : 'no knee: it kept up with every step; ramp higher');
-  const cliff = ramp.cliff !== undefined ? ` · p99 at the last step ${ratio(ramp.cliff)} its low-load p99 (${ramp.lowLoadP99.toFixed(0)} ms)` : '';
+  const cliff = ramp.cliff !== undefined ? ` · p99 at the highest rate ${ratio(ramp.cliff)} its low-load p99 (${ramp.lowLoadP99.toFixed(0)} ms)` : '';
+  const seconds = ramp.steps.reduce((sum, s) => sum + s.seconds, 0);
+  // Steps measured while other programs kept the machine busy were measured again (see ramp.ts BUSY_CORES).
+  const again = ramp.remeasured?.length
+    ? [dim(`measured again, other programs busy on the machine: ${ramp.remeasured.map((s) => `${integer(s.offered)} req/s (${(s.elsewhere ?? 0).toFixed(1)} cores)`).join(', ')}`)]
+    : [];
   return [
-    bold(`${server.label}: ramp ${integer(ramp.from)} → ${integer(ramp.to)} req/s, ${ramp.stepSeconds} s a step`),
+    bold(`${server.label}: ramp ${integer(ramp.from)} → ${integer(ramp.to)} req/s, ${ramp.steps.length} steps in ${integer(seconds)} s`),
     table(['offered req/s', 'answered', 'p50 ms', 'p99 ms', 'answered', ''], rows, [true, true, true, true, false, false]),
-    `p99 by step  ${sparkline(ramp.steps.map((s) => s.latency.p99))}`,
+    `p99 by rate  ${sparkline(ramp.steps.map((s) => s.latency.p99))}`,
+    ...again,
     knee + dim(cliff),
   ].join('\n');
 }
@@ -263,16 +269,6 @@ function targetStatus(result: TargetResult): string {
   if (!result.spread) return status;
   const spreadText = dim(`(${result.spread.values.map((v) => ratio(v)).join(', ')}; spread ±${percent(result.spread.cv, 0)})`);
   return `${status} ${spreadText}${result.noisy ? ` ${yellow('⚠ too noisy to call')}` : ''}`;
-}
-
-/** What a ratio of the server's own figures was taken from. */
-function selfDetail(metric: TargetResult['target']['metric'], server: ServerRun): string {
-  if (metric === 'latencyCliff' && server.ramp) {
-    const last = server.ramp.steps.at(-1);
-    return last ? `p99 ${integer(server.ramp.lowLoadP99)} ms at ${integer(server.ramp.steps[0]!.offered)} req/s → ${integer(last.latency.p99)} ms at ${integer(last.offered)}` : '';
-  }
-  const q = quarters(server);
-  return q ? `early ${integer(q.early)} → late ${integer(q.late)} req/s` : '';
 }
 
 /** "a 180 s soak" when the run was a soak (its seconds replace the manifest's measured phase). */

@@ -32,6 +32,16 @@ export interface ServerRun {
   ramp?: RampResult;
   /** For `run --soak`: the figures window by window, their trends and a verdict. */
   soak?: SoakResult;
+  /** With load.freshCopy: the server after its measured phase and a fresh copy of it, loaded in turns. */
+  freshCopy?: FreshCopyResult;
+}
+
+/** Requests answered per second in each turn of the aged server and of its fresh copy (see fresh-copy.ts). */
+export interface FreshCopyResult {
+  aged: number[];
+  fresh: number[];
+  /** The aged server's median turn over the fresh copy's: the throughputKept metric. */
+  kept?: number;
 }
 
 export interface TargetResult {
@@ -118,6 +128,10 @@ export interface RampStep {
   timeouts: number;
   non2xx: number;
   seconds: number;
+  /** Cores other programs on the machine used during the step (Linux; absent elsewhere). */
+  elsewhere?: number;
+  /** Measured to place the knee, after the climb (see runRamp); the knee is taken from these. */
+  settle?: boolean;
 }
 
 /** Where the server stopped keeping up with the offered rate. */
@@ -126,6 +140,12 @@ export interface Knee {
   offered: number;
   /** What it answered at that step. */
   achieved: number;
+  /**
+   * The offered rate at which it stopped keeping up, between that step and the next rate's (behind):
+   * where the answered share or the p99 crosses its limit, interpolated (see ramp.ts `crossing`). The
+   * figure the kneeRate metric judges.
+   */
+  rate?: number;
   /** Index of that step in RampResult.steps. */
   step: number;
   /** Why the next step is past the knee, in words ("answered 114 of 140 req/s", "p99 12x its low-load p99"). */
@@ -141,6 +161,8 @@ export interface RampResult {
   lowLoadP99: number;
   /** Undefined when the server kept up with every step: the ramp did not reach its knee. */
   knee?: Knee;
+  /** Steps measured while other programs kept the machine busy, measured again and not used (in the order run). */
+  remeasured?: RampStep[];
   /** The highest step's p99 over lowLoadP99: the queueing cliff past the knee. */
   cliff?: number;
 }

@@ -23,15 +23,12 @@ const METRICS: Record<Metric, MetricInfo> = {
     value: (run) => (run.runtime && run.load && run.load.requests > 0 ? run.runtime.gc.minor.ms / run.load.requests : undefined),
     format: (v) => `${v.toFixed(2)} ms/req`,
   },
-  lateRequestsPerSecond: { name: 'late req/s', unit: 'req/s', value: (run) => quarters(run)?.late, format: (v) => `${integer(v)} req/s` },
+  lateRequestsPerSecond: { name: 'late req/s', unit: 'req/s', value: lastQuarter, format: (v) => `${integer(v)} req/s` },
   throughputKept: {
     name: 'throughput kept',
-    unit: 'x its early req/s',
-    value: (run) => {
-      const q = quarters(run);
-      return q && q.early > 0 ? q.late / q.early : undefined;
-    },
-    format: (v) => `${ratio(v)} of its early req/s`,
+    unit: "x a fresh copy's req/s",
+    value: (run) => run.freshCopy?.kept,
+    format: (v) => `${ratio(v)} of a fresh copy's req/s`,
   },
   pendingLookups: {
     name: 'pending lookups (peak)',
@@ -42,7 +39,8 @@ const METRICS: Record<Metric, MetricInfo> = {
     },
     format: (v) => `${integer(v)} lookups`,
   },
-  kneeRate: { name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
+  // The interpolated rate where the server stopped keeping up; results from before it have only the step's answers.
+  kneeRate: { name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
   latencyCliff: {
     name: 'p99 past the knee',
     unit: 'x its low-load p99',
@@ -52,14 +50,27 @@ const METRICS: Record<Metric, MetricInfo> = {
 };
 
 /**
- * req/s over the first and the last quarter of the measured phase (at least one second each): the median
- * of the quarter's seconds, so one second disturbed by something else on the machine does not decide it.
+ * req/s over the last quarter of the measured phase (at least one second): the median of the quarter's
+ * seconds, so one second disturbed by something else on the machine does not decide it.
  */
-export function quarters(run: ServerRun): { early: number; late: number } | undefined {
+export function lastQuarter(run: ServerRun): number | undefined {
   const seconds = run.load?.perSecond;
   if (!seconds || seconds.length < 2) return undefined;
-  const size = Math.max(1, Math.floor(seconds.length / 4));
-  return { early: median(seconds.slice(0, size)), late: median(seconds.slice(-size)) };
+  return median(seconds.slice(-Math.max(1, Math.floor(seconds.length / 4))));
+}
+
+/** What a ratio of the server's own figures was taken from, for the report: a ramp's p99s, or the aged and fresh req/s. */
+export function selfDetail(metric: Metric, server: ServerRun): string {
+  const ramp = server.ramp;
+  if (metric === 'latencyCliff' && ramp) {
+    const last = ramp.steps.at(-1);
+    return last ? `p99 ${integer(ramp.lowLoadP99)} ms at ${integer(ramp.steps[0]!.offered)} req/s → ${integer(last.latency.p99)} ms at ${integer(last.offered)}` : '';
+  }
+  const fresh = server.freshCopy;
+  if (metric === 'throughputKept' && fresh && fresh.aged.length > 0) {
+    return `aged ${integer(median(fresh.aged))} vs fresh copy ${integer(median(fresh.fresh))} req/s, ${fresh.aged.length} s each in turns`;
+  }
+  return '';
 }
 
 export function median(values: number[]): number {

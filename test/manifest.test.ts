@@ -43,10 +43,18 @@ describe('manifest validation', () => {
   });
 
   it("judges only ratio metrics against 'itself'", () => {
+    const load = { ...sampleManifest().load, freshCopy: { pairs: 6 } };
     const itself = (metric: 'throughputKept' | 'requestsPerSecond') =>
-      validateManifest(sampleManifest({ goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
+      validateManifest(sampleManifest({ load, goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
     expect(itself('throughputKept')).toEqual([]);
     expect(itself('requestsPerSecond')).toEqual(["goal: only throughputKept, latencyCliff can be judged against 'itself'"]);
+  });
+
+  it('asks for a fresh copy to judge throughputKept by, of 2 to 30 pairs', () => {
+    const goal = [{ metric: 'throughputKept' as const, against: 'itself' as const, atLeast: 0.9 }];
+    expect(validateManifest(sampleManifest({ goal }))).toEqual(['throughputKept needs a fresh copy to compare with (load.freshCopy)']);
+    const load = { ...sampleManifest().load, freshCopy: { pairs: 1 } };
+    expect(validateManifest(sampleManifest({ load, goal }))).toEqual(['load.freshCopy.pairs must be a whole number from 2 to 30']);
   });
 
   it('rejects ratios that are not positive numbers', () => {

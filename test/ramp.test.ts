@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveRamp, runBench, specFor } from '../scripts/bench.ts';
-import { findKnee, latencyFigures, stepRates } from '../scripts/ramp.ts';
+import { crossing, findKnee, latencyFigures, lowLoadOf, stepRates } from '../scripts/ramp.ts';
 import type { RampStep } from '../scripts/result.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { judge } from '../scripts/verdict.ts';
@@ -17,6 +17,8 @@ const step = (offered: number, achieved: number, p99: number): RampStep => ({
   non2xx: 0,
   seconds: 2,
 });
+/** The same, measured in the settle (placing the knee, side by side with the other servers). */
+const settled = (offered: number, achieved: number, p99: number): RampStep => ({ ...step(offered, achieved, p99), settle: true });
 
 describe('ramp', () => {
   it('spaces the offered rates evenly from the first to the last, in whole req/s', () => {
@@ -43,6 +45,48 @@ describe('ramp', () => {
 
   it('counts a last step behind as past the knee', () => {
     expect(findKnee([step(20, 20, 10), step(40, 40, 10), step(60, 40, 500)])).toMatchObject({ offered: 40 });
+  });
+
+  it('takes a rate behind on its first try and kept up on its second as kept up', () => {
+    const knee = findKnee([step(20, 20, 10), step(40, 40, 12), step(60, 50, 900), step(60, 60, 14), step(80, 62, 900), step(80, 63, 950)]);
+    expect(knee).toMatchObject({ offered: 60, step: 3 });
+    expect(knee!.reason).toBe('at 80 req/s it answered 63 of 80 req/s offered (2 tries)');
+  });
+
+  it('takes the knee from the settle when there is one, whatever the climb saw at the same rates', () => {
+    // The climb kept up at 120; placing the knee a few seconds later, alongside the other servers, it did not.
+    const climb = [step(30, 30, 20), step(75, 75, 40), step(120, 120, 50), step(165, 140, 1500), step(210, 140, 1600)];
+    const settle = [settled(135, 120, 1400), settled(135, 121, 1300), settled(120, 112, 1500), settled(120, 119, 60)];
+    const knee = findKnee([...climb, ...settle].sort((a, b) => a.offered - b.offered));
+    expect(knee).toMatchObject({ offered: 120, achieved: 119 });
+    expect(knee!.reason).toContain('at 135 req/s it answered 121 of 135 req/s offered (2 tries)');
+    // Going up: the highest rate kept before one behind twice.
+    const up = findKnee([...climb, settled(135, 135, 60), settled(150, 150, 90), settled(165, 150, 900), settled(165, 151, 850)]);
+    expect(up).toMatchObject({ offered: 150 });
+  });
+
+  it('falls back to the climb when the settle places no knee', () => {
+    const climb = [step(30, 30, 20), step(75, 75, 40), step(120, 120, 50), step(165, 140, 1500), step(210, 140, 1600)];
+    const knee = findKnee([...climb, settled(135, 100, 1800), settled(135, 99, 1900)]);
+    expect(knee).toMatchObject({ offered: 120 });
+  });
+
+  it('places the knee between the step kept up and the next one behind: p99 on a log scale, the answered share on a line', () => {
+    // p99 50 ms -> 5,000 ms over 15 req/s, limit 500 ms (10x a low-load 50 ms): halfway on a log scale.
+    expect(crossing(step(120, 120, 50), step(135, 135, 5000), 50)).toBeCloseTo(127.5, 5);
+    // Answered share 100% -> 80%: 90% is crossed halfway.
+    expect(crossing(step(120, 120, 50), step(140, 112, 100), 50)).toBeCloseTo(130, 5);
+    // Both: the earlier crossing (p99 50 -> 50,000 ms crosses 500 ms a third of the way).
+    expect(crossing(step(120, 120, 50), step(140, 112, 50_000), 50)).toBeCloseTo(126.67, 2);
+    expect(crossing(step(120, 120, 50), step(140, 130, 5000), 50)).toBeCloseTo(130, 5);
+    // findKnee's rate takes the best of the tries behind.
+    const knee = findKnee([step(30, 30, 50), step(120, 120, 50), step(135, 135, 5000), step(135, 135, 1581.1)]);
+    expect(knee!.rate).toBe(130);
+  });
+
+  it('takes the low-load p99 from the step at the lowest rate (the lowest of several)', () => {
+    expect(lowLoadOf([step(60, 60, 30), step(30, 30, 25), step(30, 30, 18)])).toBe(18);
+    expect(lowLoadOf([])).toBe(0);
   });
 
   it('has no knee when every step kept up, or when the first step was already behind', () => {
@@ -76,11 +120,14 @@ describe('ramp', () => {
     const exercise = { manifest, dir: '', solutionsDir: '', serverFile: fixture('busy-10ms.ts'), shippedFile: fixture('busy-10ms.ts'), stageFile: () => fixture('busy-10ms.ts') };
     const report = await runBench(exercise, [specFor(exercise, 'broken')], { judge: false });
     const ramp = report.servers[0]!.ramp!;
-    console.log(ramp.steps.map((s) => `${s.offered} -> ${s.achieved.toFixed(0)} req/s, p99 ${s.latency.p99} ms`).join('\n'));
+    console.log(ramp.steps.map((s) => `${s.offered} -> ${s.achieved.toFixed(0)} req/s, p99 ${s.latency.p99} ms${s.settle ? ' (settle)' : ''}`).join('\n'));
+    console.log(`knee ${ramp.knee?.rate} req/s (${ramp.knee?.reason})`);
     expect(ramp.steps[0]).toMatchObject({ offered: 20 });
     expect(ramp.steps[0]!.achieved).toBeCloseTo(20, -1);
-    // 20, 60 and 100 req/s offered; it cannot answer 140. The knee is at 60 or, on a quick machine, 100.
-    expect([60, 100]).toContain(ramp.knee?.offered);
+    // It cannot answer 140: the climb stops there, and the settle places the knee between 60 and 140.
+    expect(ramp.steps.some((s) => s.settle)).toBe(true);
+    expect(ramp.knee?.rate).toBeGreaterThanOrEqual(60);
+    expect(ramp.knee?.rate).toBeLessThan(140);
     expect(ramp.cliff).toBeGreaterThan(10);
     // The symptom is judged on the broken server, from the same figures.
     const [symptom] = judge(manifest, report.servers);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bar, signedPercent } from '../scripts/format.ts';
-import { renderJson, renderReport } from '../scripts/report.ts';
+import { rampSection, renderJson, renderReport } from '../scripts/report.ts';
+import type { RampStep } from '../scripts/result.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
 import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
@@ -96,5 +97,22 @@ describe('signedPercent', () => {
     expect(signedPercent(-0.0003)).toBe('-0.03%');
     expect(signedPercent(-0.004)).toBe('-0.4%');
     expect(signedPercent(0.0099)).toBe('+1%');
+  });
+  it("shows a ramp's steps by rate, the ones placing the knee marked, the interpolated knee and the steps measured again", () => {
+    const step = (offered: number, achieved: number, p99: number, extra: Partial<RampStep> = {}): RampStep => ({
+      offered, achieved, latency: { p50: p99 / 2, p90: p99, p99, max: p99, mean: p99 / 2 }, errors: 0, timeouts: 0, non2xx: 0, seconds: 1, ...extra,
+    });
+    const steps = [step(30, 30, 20, { seconds: 4 }), step(75, 75, 40), step(120, 120, 50), step(135, 135, 60, { settle: true }), step(150, 140, 900, { settle: true }), step(150, 141, 800, { settle: true }), step(165, 140, 1500), step(210, 140, 1600)];
+    const run = { ...serverRun('broken', 'broken', 100), ramp: {
+      from: 30, to: 210, stepSeconds: 2, steps, lowLoadP99: 20, cliff: 80,
+      knee: { offered: 135, achieved: 135, rate: 138.4, step: 3, reason: 'at 150 req/s it p99 900 ms, over 10x its low-load 20 ms (2 tries)' },
+      remeasured: [step(120, 100, 900, { elsewhere: 0.9 })],
+    } };
+    const text = rampSection(run).replace(/\u001b\[[0-9;]*m/g, '');
+    expect(text).toContain('broken: ramp 30 → 210 req/s, 8 steps in 11 s');
+    expect(text).toMatch(/135\s+135\s+30\s+60\s+\S+\s+keeps up ◀ knee · placing the knee/);
+    expect(text).toContain('knee: 138 req/s (kept up at 135 req/s; at 150 req/s it p99 900 ms, over 10x its low-load 20 ms (2 tries))');
+    expect(text).toContain('measured again, other programs busy on the machine: 120 req/s (0.9 cores)');
+    expect(text).toContain('p99 at the highest rate 80.0x its low-load p99 (20 ms)');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findReference, honestyProblems, judge, judgeTarget } from '../scripts/verdict.ts';
+import { keptOf } from '../scripts/fresh-copy.ts';
 import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
 const runs = () => [
@@ -89,15 +90,22 @@ describe('verdict', () => {
     expect(verdicts[1]!.targets.map((t) => t.ratio)).toEqual([1.75, 0.875]);
   });
 
-  it('judges what a server keeps of its early pace against itself, and its late pace against broken', () => {
+  it('judges what a server keeps against a fresh copy of itself, and its late pace against broken', () => {
     const over = (perSecond: number[]) => loadResult(perSecond.reduce((a, b) => a + b) / perSecond.length, { perSecond });
-    // Eight seconds: quarters of two seconds. The broken one falls from 1,000 to 200 req/s.
-    const broken = serverRun('broken', 'broken', undefined, { load: over([1000, 1000, 800, 600, 500, 400, 200, 200]) });
-    const fixed = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]) });
+    const beside = (aged: number[], fresh: number[]) => ({ aged, fresh, kept: keptOf(aged, fresh) });
+    // Eight seconds: quarters of two seconds. The broken one falls from 1,000 to 200 req/s, and then
+    // answers a fifth of what its fresh copy does; the fixed one as much, one slow second aside.
+    const broken = serverRun('broken', 'broken', undefined, { load: over([1000, 1000, 800, 600, 500, 400, 200, 200]), freshCopy: beside([190, 200, 210], [900, 1000, 1100]) });
+    const fixed = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]), freshCopy: beside([1140, 700, 1160], [1200, 1150, 1180]) });
     const kept = judgeTarget([broken, fixed], fixed, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 });
-    expect(kept.ratio).toBeCloseTo(1140 / 1200);
+    expect(kept.ratio).toBeCloseTo(1140 / 1180);
     expect(kept.pass).toBe(true);
     expect(judgeTarget([broken, fixed], broken, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 }).ratio).toBeCloseTo(0.2);
+    // Without the fresh copy there is nothing to judge it by: not a pass.
+    const alone = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]) });
+    const unjudged = judgeTarget([broken, alone], alone, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 });
+    expect(unjudged.pass).toBe(false);
+    expect(unjudged.ratio).toBeUndefined();
     const late = judgeTarget([broken, fixed], fixed, { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 });
     expect(late.ratio).toBeCloseTo(1140 / 200);
     expect(late.pass).toBe(true);

@@ -96,9 +96,10 @@ export default defineExercise({
     warmupSeconds: 2,
     // A steady load's length (`profile 09`); the ramp's is its steps.
     durationSeconds: 5,
-    // Steps of 30 req/s. Here one process keeps up to ~90-120 req/s and one worker per core to ~180-270;
-    // the top leaves room for a faster machine. Each ramp stops two steps past its knee (~20-30 s).
-    ramp: { from: 30, to: 420, steps: 14, stepSeconds: 2 },
+    // A climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
+    // turns (see scripts/ramp.ts). Here one process keeps up to ~105-150 req/s and one worker per core to
+    // ~210-285; the top leaves room for a faster machine. A ramp takes ~30-40 s a server.
+    ramp: { from: 30, to: 435, steps: 10, stepSeconds: 2 },
   },
   check,
   stages: [

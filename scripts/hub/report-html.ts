@@ -3,7 +3,7 @@
 // them. Every string from the report is escaped: labels, titles and failures can carry a server's output.
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
-import { formatMetric, metricName, quarters } from '../verdict.ts';
+import { formatMetric, metricName, selfDetail } from '../verdict.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
@@ -112,17 +112,6 @@ function targetRow(result: TargetResult, server?: ServerRun): string {
     `<td class="hp-num">${result.margin !== undefined ? e(signedPercent(result.margin)) : ''}</td>` +
     `<td>${e(status + spread)}</td></tr>`
   );
-}
-
-/** What a ratio of the server's own figures was taken from: a ramp's low and last p99, or its early and late req/s. */
-function selfDetail(metric: TargetResult['target']['metric'], server: ServerRun): string {
-  const ramp = server.ramp;
-  if (metric === 'latencyCliff' && ramp) {
-    const last = ramp.steps.at(-1);
-    return last ? `p99 ${integer(ramp.lowLoadP99)} ms at ${integer(ramp.steps[0]!.offered)} req/s → ${integer(last.latency.p99)} ms at ${integer(last.offered)}` : '';
-  }
-  const q = quarters(server);
-  return q ? `early ${integer(q.early)} → late ${integer(q.late)} req/s` : '';
 }
 
 function serverProblems(server: ServerRun): string {

@@ -362,6 +362,10 @@
       var series = run.series[d.label];
       if (!series) return;
       var p = d.progress;
+      var latency = p.latencyLastSecond ? ' · p99 ' + ms(p.latencyLastSecond.p99) : '';
+      status.textContent = d.label + ': ' + p.phase + ' ' + p.second + '/' + p.of + ' s' + (p.detail ? ' · ' + p.detail : '') + ' · ' + number.format(p.requestsLastSecond) + ' req/s' + latency;
+      // In turns with a fresh copy of itself (throughputKept): said in the status line, not drawn as its seconds.
+      if (p.phase === 'beside a fresh copy') return;
       // Seconds of load for this server: the warm-up, then the measured phase after it.
       if (p.phase === 'warm-up') run.warmup = Math.max(run.warmup, p.of);
       else run.measured = Math.max(run.measured, p.of);
@@ -371,8 +375,6 @@
       if (previous && previous.x >= x) return;
       series.rps.push({ x: x, y: p.requestsLastSecond });
       if (p.latencyLastSecond) series.latency.push({ x: x, y: p.latencyLastSecond.p99, y2: p.latencyLastSecond.p50 });
-      var latency = p.latencyLastSecond ? ' · p99 ' + ms(p.latencyLastSecond.p99) : '';
-      status.textContent = d.label + ': ' + p.phase + ' ' + p.second + '/' + p.of + ' s' + (p.detail ? ' · ' + p.detail : '') + ' · ' + number.format(p.requestsLastSecond) + ' req/s' + latency;
       markLegend(d.label, 'running', number.format(p.requestsLastSecond) + ' req/s' + latency);
       redraw();
     }

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { runBench, specFor } from '../scripts/bench.ts';
+import { keptOf } from '../scripts/fresh-copy.ts';
+import type { LoadProgress } from '../scripts/load.ts';
+import { liveServerCount } from '../scripts/server-process.ts';
+import { judge } from '../scripts/verdict.ts';
+import { fixture } from './helpers.ts';
+import { sampleManifest } from './sample.ts';
+
+describe('throughput kept, against a fresh copy', () => {
+  it("is the aged server's median second over the fresh copy's", () => {
+    expect(keptOf([100, 20, 90], [100, 100, 110])).toBeCloseTo(0.9);
+    expect(keptOf([], [100])).toBeUndefined();
+    expect(keptOf([100], [0])).toBeUndefined();
+  });
+
+  it('loads each server and a fresh copy of it in turns: an ageing server keeps little, a steady one about all', async () => {
+    const manifest = sampleManifest({
+      load: { path: '/', connections: 4, warmupSeconds: 1, durationSeconds: 3, freshCopy: { pairs: 3 } },
+      stages: [{ file: '1-steady.ts', title: 'steady', changes: 'same cost at any age', targets: [{ metric: 'throughputKept', against: 'itself', atLeast: 0.75 }] }],
+      goal: [{ metric: 'throughputKept', against: 'itself', atLeast: 0.75 }],
+    });
+    const exercise = { manifest, dir: '', solutionsDir: '', serverFile: fixture('busy-10ms.ts'), shippedFile: fixture('slows-with-age.ts'), stageFile: () => fixture('busy-10ms.ts') };
+    const turns: string[] = [];
+    const onEvent = (event: { type: string; label?: string; progress?: LoadProgress }) => {
+      if (event.type === 'load' && event.progress!.phase === 'beside a fresh copy') turns.push(`${event.label}: ${event.progress!.detail}`);
+    };
+    const report = await runBench(exercise, [specFor(exercise, 'broken'), specFor(exercise, 1)], { onEvent });
+    const [broken, steady] = report.servers;
+    console.log(report.servers.map((s) => `${s.label}: aged ${s.freshCopy?.aged.map(Math.round)} fresh ${s.freshCopy?.fresh.map(Math.round)}`).join('\n'));
+    expect(broken!.failure).toBeUndefined();
+    expect(broken!.freshCopy!.aged).toHaveLength(3);
+    expect(broken!.freshCopy!.fresh).toHaveLength(3);
+    // ~10 s old against ~3 s: 50 ms a request against ~20.
+    expect(broken!.freshCopy!.kept).toBeLessThan(0.7);
+    expect(steady!.freshCopy!.kept).toBeGreaterThan(0.75);
+    expect(steady!.freshCopy!.kept).toBeLessThan(1.33);
+    const verdict = judge(manifest, report.servers).find((v) => v.label === 'stage 1')!;
+    expect(verdict.targets[0]).toMatchObject({ name: 'throughput kept', pass: true });
+    // Progress for each turn and the copy's warm-up, and no server left running, the copies included.
+    expect(turns.filter((t) => t.startsWith('broken: turn'))).toHaveLength(3);
+    expect(turns.some((t) => t === 'stage 1: the fresh copy warms up')).toBe(true);
+    expect(liveServerCount()).toBe(0);
+  });
+});
