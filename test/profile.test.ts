@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,6 +131,26 @@ describe('profile tools and helpers', () => {
         '    at _addListener (node:events:591:17)\n    at attachAfterEvent (file:///srv/server.ts:24:12)',
       '(node:4242) [DEP0005] DeprecationWarning: Buffer() is deprecated',
     ]);
+  });
+
+  it("makes clinic flame read the server's main-thread V8 log, the largest, not its module loader thread's", () => {
+    const require = createRequire(import.meta.url);
+    require('../scripts/profile/pick-main-isolate.cjs');
+    const v8 = require(require.resolve('0x/platform/v8.js', { paths: [path.dirname(require.resolve('@clinic/flame'))] })) as {
+      getIsolateLog(dir: string, pid: number): string | undefined;
+    };
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-isolates-'));
+    try {
+      // Named so that the loader's log comes first in the listing.
+      writeFileSync(path.join(dir, 'isolate-0x1000-4321-4321-v8.log'), 'x'.repeat(100));
+      writeFileSync(path.join(dir, 'isolate-0x9000-4321-4321-v8.log'), 'x'.repeat(10_000));
+      writeFileSync(path.join(dir, 'isolate-0x9999-55-55-v8.log'), 'x'.repeat(100_000)); // another process's
+      expect(v8.getIsolateLog(dir, 4321)).toBe('isolate-0x9000-4321-4321-v8.log');
+      expect(v8.getIsolateLog(dir, 55)).toBe('isolate-0x9999-55-55-v8.log');
+      expect(v8.getIsolateLog(dir, 7)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('names a profile folder by exercise, server, tool and time', () => {

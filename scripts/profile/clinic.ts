@@ -21,6 +21,7 @@ export type LoadEvent = { type: 'progress'; progress: LoadProgress } | { type: '
 const CLINIC_BIN = createRequire(import.meta.url).resolve('clinic/bin.js');
 const TSX_LOADER = import.meta.resolve('tsx');
 const LOAD_SCRIPT = fileURLToPath(import.meta.resolve('./load-on-port.ts'));
+const PICK_MAIN_ISOLATE = fileURLToPath(import.meta.resolve('./pick-main-isolate.cjs'));
 /** A clinic report bundles its viewer (hundreds of KB); anything this small holds no report. */
 const MIN_HTML_BYTES = 20_000;
 const OUTPUT_LIMIT = 64 * 1024;
@@ -62,7 +63,9 @@ export async function runClinic(options: ClinicOptions): Promise<ClinicResult> {
   const command = CLINIC_COMMAND[options.tool];
   const port = await freePort();
   const onPort = [process.execPath, '--import', TSX_LOADER, LOAD_SCRIPT].map(shellQuote).join(' ');
-  const args = [CLINIC_BIN, command, '--open=false', '--dest', options.dir, '--on-port', onPort, '--'];
+  // flame: 0x must read the server's main thread's V8 log, not its module loader thread's (see the file).
+  const preload = options.tool === 'flame' ? ['--require', PICK_MAIN_ISOLATE] : [];
+  const args = [...preload, CLINIC_BIN, command, '--open=false', '--dest', options.dir, '--on-port', onPort, '--'];
   args.push(process.execPath, ...options.nodeFlags, '--import', TSX_LOADER, options.serverFile);
   const child = spawn(process.execPath, args, {
     cwd: options.dir,
