@@ -5,12 +5,9 @@
 // the two are loaded in turns, one second each, in the order AB BA AB...: each second of the aged server
 // has a second of the fresh one beside it on the same machine.
 import type { LoadProfile } from './manifest.ts';
-import { runPhase, runWarmup, type LoadProgress } from './load.ts';
+import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import type { FreshCopyResult } from './result.ts';
 import { median } from './verdict.ts';
-
-/** autocannon stops at its first sample past the duration: sampling this often ends a turn on time. */
-const SAMPLE_MS = 50;
 
 /**
  * Warms the fresh copy up as the aged server was, then loads the two in turns, `pairs` seconds each;
@@ -57,6 +54,6 @@ export function keptOf(aged: number[], fresh: number[]): number | undefined {
 
 /** Requests answered (2xx) per second over one second of the exercise's load. */
 async function oneSecond(url: string, profile: LoadProfile): Promise<number> {
-  const result = await runPhase(url, profile, 'measured', 1, () => {}, undefined, undefined, SAMPLE_MS);
+  const result = await runPhase(url, profile, 'measured', 1, () => {}, undefined, undefined, SHORT_PHASE_SAMPLE_MS);
   return result.duration > 0 ? result['2xx'] / result.duration : 0;
 }

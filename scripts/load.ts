@@ -23,6 +23,12 @@ export interface LoadResult {
 /** 'beside a fresh copy': after the measured phase, in turns with a fresh copy of the server (fresh-copy.ts). */
 export type LoadPhase = 'warm-up' | 'measured' | 'beside a fresh copy';
 
+/**
+ * autocannon stops at its first sample after the duration, a second apart by default: a phase of a second
+ * or two (a ramp's step, a turn beside a fresh copy) samples this often so that its load ends on time.
+ */
+export const SHORT_PHASE_SAMPLE_MS = 50;
+
 export interface LoadProgress {
   phase: LoadPhase;
   second: number;

@@ -5,7 +5,7 @@
 // so the requests arrive in small bursts spread evenly (measured on 09's single process at 80 req/s: p99
 // 827 ms with one instance, against its ~10 ms of work).
 import type autocannon from 'autocannon';
-import { runPhase, type LoadProgress, type LoadResult } from './load.ts';
+import { runPhase, SHORT_PHASE_SAMPLE_MS, type LoadProgress, type LoadResult } from './load.ts';
 import { coresElsewhere, cpuSnapshot, waitForQuietMachine, type CpuSnapshot } from './machine-load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
 import type { Knee, LatencyFigures, RampResult, RampStep } from './result.ts';
@@ -15,8 +15,6 @@ import { ALONE, type TurnTaker } from './turns.ts';
 const SPREAD = 20;
 /** Each step is measured from this long after its first instance started, once all of them run. */
 const LEAD_IN_MS = 1000;
-/** autocannon stops at its first sample after the duration: this often, so a step's load ends with its window. */
-const STOP_WITHIN_MS = 50;
 /** A step keeps up when it answers at least this share of the offered rate... */
 export const KEEPS_UP_SHARE = 0.9;
 /** ...and its p99 stays under this multiple of the low-load p99. */
@@ -310,7 +308,7 @@ async function runStep(
           perSecond[Math.floor((now - windowStart) / 1000)]! += 1;
         };
         const attach = (instance: autocannon.Instance) => (instance as unknown as NodeJS.EventEmitter).on('response', onResponse);
-        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, attach, STOP_WITHIN_MS).then(resolve, reject);
+        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, attach, SHORT_PHASE_SAMPLE_MS).then(resolve, reject);
       }, (i * 1000) / count);
     });
   });

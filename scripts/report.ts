@@ -274,7 +274,7 @@ function targetStatus(result: TargetResult): string {
 /** "a 180 s soak" when the run was a soak (its seconds replace the manifest's measured phase). */
 function rampedFor(report: RunReport): string | undefined {
   const ramp = report.servers.find((s) => s.ramp)?.ramp;
-  return ramp ? `a ramp of ${ramp.stepSeconds} s steps from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
+  return ramp ? `a ramp from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
 }
 
 function soakedFor(report: RunReport): string | undefined {
