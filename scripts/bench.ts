@@ -3,7 +3,9 @@
 // demo, run --load and the author check, so they all measure the same way.
 import { readFileSync } from 'node:fs';
 import type { Exercise } from './exercises.ts';
+import { AnswerSampler, checkAnswers } from './answers.ts';
 import { runCheck } from './check.ts';
+import { waitUntilIdle } from './idle.ts';
 import { runLoad, runWarmup, type LoadProgress } from './load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
 import { compareWithFreshCopy } from './fresh-copy.ts';
@@ -11,12 +13,13 @@ import { runRamp } from './ramp.ts';
 import { runSoak, type SoakOptions } from './soak.ts';
 import { relativeToRoot } from './paths.ts';
 import type { FreshCopyResult, RunReport, ServerRun } from './result.ts';
-import { ServerStartError, startServer, type RunningServer } from './server-process.ts';
-import { startServices, type Services } from './services/index.ts';
+import { ServerStartError, startServer, type RunningServer, type StartOptions } from './server-process.ts';
+import { startServices, type ServiceContexts, type Services } from './services/index.ts';
+import { combineRuntime, combineTurns, loadInTurns, turnsOf, warmUpInTurns, type Contender } from './steady-turns.ts';
 import { ALONE, Turns, type TurnTaker } from './turns.ts';
 import { heapTrend } from './trend.ts';
 import { UsageError } from './usage-error.ts';
-import { honestyProblems, judge, verdictsPass } from './verdict.ts';
+import { anyTooClose, honestyProblems, judge, verdictsPass, verdictsTooClose } from './verdict.ts';
 
 /** How long a server may take to stop after SIGTERM when an after-load check asks for a graceful stop. */
 const GRACEFUL_STOP_MS = 10_000;
@@ -130,8 +133,14 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
   const requests = exercise.manifest.services ?? [];
   if (requests.length > 0) options.onEvent?.({ type: 'services', names: requests.map((r) => r.kind) });
   const services = await startServices(requests);
+  let turns: RunReport['turns'];
   try {
-    if (sideBySide(exercise, specs, options)) {
+    if (inTurns(exercise, options)) {
+      const measured = await measureInTurns(exercise, specs, services, options);
+      runs.push(...measured.runs);
+      const { seconds, maxRounds } = turnsOf(exercise.manifest.load);
+      turns = { rounds: measured.rounds, seconds, maxRounds };
+    } else if (sideBySide(exercise, specs, options)) {
       // Ramped servers run side by side and take turns at the machine, step by step (see turns.ts).
       const turns = new Turns(specs.length);
       const measured = specs.map(async (spec, index) => {
@@ -165,7 +174,139 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
     servers: runs,
     verdicts,
     pass: judging ? verdictsPass(verdicts) : clean,
+    ...(judging && verdictsTooClose(verdicts) ? { tooClose: true } : {}),
+    ...(turns ? { turns } : {}),
   };
+}
+
+/**
+ * Whether the servers are measured in turns (steady-turns.ts): the exercise's steady load, judged. A plain
+ * `run --load`, a ramp and a soak load one server as they always did.
+ */
+export function inTurns(exercise: Exercise, options: BenchOptions): boolean {
+  return !options.checkOnly && !options.measure && options.judge !== false && !exercise.manifest.load.ramp;
+}
+
+interface Started {
+  run: ServerRun;
+  server?: RunningServer;
+  contexts?: ServiceContexts;
+  startOptions?: StartOptions;
+}
+
+type InTurns = Contender & { contexts: ServiceContexts; file: string; startOptions: StartOptions };
+
+/** Starts one server and runs the correctness probe; the server is left running only when it passed. */
+async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Services, options: BenchOptions): Promise<Started> {
+  const { manifest } = exercise;
+  const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
+  const run: ServerRun = { ...spec.run, nodeFlags };
+  const { env, contexts } = await services.prepare();
+  if (manifest.probe?.asyncResources) env.HOTPATH_ASYNC_RESOURCES = '1';
+  let server: RunningServer;
+  const startOptions = { nodeFlags, env };
+  try {
+    server = await startServer(spec.absoluteFile, startOptions);
+  } catch (error) {
+    return { run: withFailure(run, error) };
+  }
+  const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
+  if (probe) {
+    run.check = await runCheck((url) => probe(url, { services: contexts }), server.url);
+    options.onEvent?.({ type: 'checked', label: run.label, ok: run.check.ok });
+    if (!run.check.ok) {
+      const exit = await Promise.race([server.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 300))]);
+      if (exit && !exit.expected) noteCrash(run, server, 'while it answered the correctness probe');
+      await server.stop();
+      return { run };
+    }
+  }
+  return { run, server, contexts, startOptions };
+}
+
+/**
+ * The steady load with the servers in turns: each started and probed, warmed up in turn, then loaded in
+ * rounds (steady-turns.ts); then, one server at a time, what is judged after the load: the fresh copy,
+ * the after-load check, the probe again, and the answers the load received held to the contract.
+ */
+async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services: Services, options: BenchOptions): Promise<{ runs: ServerRun[]; rounds: number }> {
+  const { manifest } = exercise;
+  const runs: ServerRun[] = [];
+  const contenders: InTurns[] = [];
+  let rounds = 0;
+  try {
+    for (const [index, spec] of specs.entries()) {
+      options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+      const started = await startAndProbe(exercise, spec, services, options);
+      runs.push(started.run);
+      if (started.server) {
+        contenders.push({ run: started.run, server: started.server, contexts: started.contexts!, file: spec.absoluteFile, startOptions: started.startOptions!, sampler: new AnswerSampler() });
+      }
+    }
+    const onProgress = (label: string, progress: LoadProgress) => options.onEvent?.({ type: 'load', label, progress });
+    const warmedUp = await warmUpInTurns(contenders, manifest.load, onProgress);
+    const heapFrom = contenders.map((c) => c.server.samples.length);
+    const settle = () => {
+      contenders.forEach((c, i) => {
+        const turns = c.run.turns ?? [];
+        c.run.load = combineTurns(turns, warmedUp[i]!);
+        c.run.runtime = combineRuntime(turns.map((t) => t.runtime).filter((r) => r !== undefined));
+      });
+    };
+    rounds = await loadInTurns(contenders, manifest.load, {
+      decided: () => {
+        settle();
+        return !anyTooClose(manifest, runs);
+      },
+      onProgress,
+      onCrash: ({ run, server }) => noteCrash(run, server, 'during its turn'),
+    });
+    settle();
+    for (const [i, contender] of contenders.entries()) {
+      const { run, server, sampler } = contender;
+      // The probe samples once a second; the first after the turns began may still cover the warm-up.
+      run.heap = heapTrend(server.samples.slice(heapFrom[i]! + 1).map((sample, n) => ({ wallMs: n * 1000, heapUsed: sample.heapUsed })));
+      if (!server.exit()) await afterTurns(exercise, contender, options, (progress) => onProgress(run.label, progress));
+      run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
+      await server.stop();
+      options.onEvent?.({ type: 'done', run });
+    }
+  } finally {
+    await Promise.all(contenders.map((c) => c.server.stop()));
+  }
+  return { runs, rounds };
+}
+
+/** What is judged after the load, while the server still runs: the fresh copy, the probe again, the after-load check. */
+async function afterTurns(
+  exercise: Exercise,
+  { run, server, contexts, file, startOptions }: InTurns,
+  options: BenchOptions,
+  onProgress: (progress: LoadProgress) => void,
+): Promise<void> {
+  const { manifest } = exercise;
+  try {
+    const freshCopy = manifest.load.freshCopy;
+    if (freshCopy) {
+      run.freshCopy = await besideFreshCopy(file, startOptions, server, manifest.load, freshCopy.pairs, onProgress);
+      if (server.exit()) return noteCrash(run, server, 'beside its fresh copy');
+    }
+    if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
+    const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
+    if (probe) run.checkAfterLoad = await runCheck((url) => probe(url, { services: contexts }), server.url);
+    if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine') && run.load) {
+      options.onEvent?.({ type: 'after-load', label: run.label });
+      const stopServer = async () => {
+        const { code, signal } = await server.stop(GRACEFUL_STOP_MS);
+        return { code, signal };
+      };
+      const context = { services: contexts, baseUrl: server.url, answered: run.load.answered, connections: manifest.load.connections, stopServer };
+      run.afterLoad = await runCheck(() => manifest.afterLoad!(context), server.url);
+    }
+    if (server.exit()) noteCrash(run, server, 'after the load');
+  } catch (error) {
+    Object.assign(run, withFailure(run, error, server.output()));
+  }
 }
 
 /** Servers measured side by side (`turns`) put load on the machine only in their turn; `starting` is called in the first. */
@@ -204,6 +345,7 @@ async function measureServer(
       }
     }
     if (options.checkOnly) return run;
+    const sampler = new AnswerSampler();
     let measuredFrom = 0;
     const onProgress = (progress: LoadProgress) => options.onEvent?.({ type: 'load', label: run.label, progress });
     const beforeMeasured = async () => {
@@ -216,7 +358,7 @@ async function measureServer(
       const warmedUp = await runWarmup(server.url, manifest.load, onProgress);
       await beforeMeasured();
       const soakOptions = { ...options.measure.soak, serverExited: () => server.exit() !== undefined };
-      const soaked = await runSoak(server.url, manifest.load, soakOptions, () => server.samples.slice(measuredFrom), onProgress);
+      const soaked = await runSoak(server.url, manifest.load, soakOptions, () => server.samples.slice(measuredFrom), onProgress, sampler);
       run.load = { ...soaked.load, answered: soaked.load.answered + warmedUp };
       run.soak = soaked.soak;
     } else if (request || manifest.load.ramp) {
@@ -230,7 +372,7 @@ async function measureServer(
       run.load = { ...ramped.load, answered: ramped.load.answered + warmedUp };
       run.ramp = ramped.ramp;
     } else {
-      run.load = await runLoad(server.url, manifest.load, onProgress, beforeMeasured);
+      run.load = await runLoad(server.url, manifest.load, onProgress, beforeMeasured, sampler);
     }
     run.runtime = await server.snapshot();
     // Samples are taken once a second; the first after the reset may still cover the warm-up.
@@ -246,6 +388,11 @@ async function measureServer(
         noteCrash(run, server, 'beside its fresh copy');
         return run;
       }
+    }
+    if (!request && !manifest.load.ramp) run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
+    if (probe) {
+      if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
+      run.checkAfterLoad = await turns.take(() => runCheck((url) => probe(url, { services: contexts }), server.url));
     }
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
       const { answered } = run.load;
@@ -269,7 +416,7 @@ async function measureServer(
 /** Starts a fresh copy of the server and loads the two in turns (see fresh-copy.ts); stops the copy. */
 async function besideFreshCopy(
   file: string,
-  startOptions: Parameters<typeof startServer>[1],
+  startOptions: StartOptions,
   aged: RunningServer,
   profile: LoadProfile,
   pairs: number,
@@ -292,17 +439,6 @@ async function besideFreshCopy(
 export function sideBySide(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): boolean {
   if (specs.length < 2 || options.checkOnly || options.measure?.kind === 'soak') return false;
   return options.measure?.kind === 'ramp' || exercise.manifest.load.ramp !== undefined;
-}
-
-/** Waits until the server's event loop is under 10% busy over a quarter second, or 20 s at most. */
-export async function waitUntilIdle(server: RunningServer, limitMs = 20_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  await server.utilization(); // starts the interval
-  while (Date.now() < until && !server.exit()) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const busy = await server.utilization();
-    if (busy === undefined || busy < 0.1) return;
-  }
 }
 
 function noteCrash(run: ServerRun, server: RunningServer, when: string): void {

@@ -219,10 +219,10 @@ export async function main(argv: string[]): Promise<number> {
 function installSignalHandlers(): void {
   // Servers run in their own process groups, so Ctrl-C reaches only this process: end them, then leave.
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals, code: number) => {
+  const onSignal = (why: string, code: number) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`\n${signal}: stopping the servers...\n`);
+    process.stderr.write(`\n${why}: stopping the servers...\n`);
     // The hub's live run may take its worker's grace period (10 s) to end; other commands stop in 2 s.
     const force = setTimeout(() => process.exit(code), hasInterruptHooks() ? 15_000 : 5000);
     void runInterruptHooks().then(() => stopAll()).finally(() => {
@@ -233,6 +233,12 @@ function installSignalHandlers(): void {
   process.on('SIGINT', () => onSignal('SIGINT', 130));
   process.on('SIGTERM', () => onSignal('SIGTERM', 143));
   process.on('SIGHUP', () => onSignal('SIGHUP', 129));
+  // SIGTERM to npm alone (a supervisor, an editor's stop button) ends npm's `sh -c` but never reaches this
+  // process, which init adopts: a changed parent pid is the only sign, so it ends everything as for SIGTERM.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) onSignal(`the parent process (pid ${parent}) ended`, 143);
+  }, 250).unref();
   process.on('exit', () => {
     killAllNow();
     removeServiceDataNow();

@@ -7,7 +7,7 @@
 import type { LoadProfile } from './manifest.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import type { FreshCopyResult } from './result.ts';
-import { median } from './verdict.ts';
+import { median } from './stats.ts';
 
 /**
  * Warms the fresh copy up as the aged server was, then loads the two in turns, `pairs` seconds each;
@@ -54,6 +54,6 @@ export function keptOf(aged: number[], fresh: number[]): number | undefined {
 
 /** Requests answered (2xx) per second over one second of the exercise's load. */
 async function oneSecond(url: string, profile: LoadProfile): Promise<number> {
-  const result = await runPhase(url, profile, 'measured', 1, () => {}, undefined, undefined, SHORT_PHASE_SAMPLE_MS);
+  const result = await runPhase(url, profile, 'measured', 1, () => {}, { sampleMs: SHORT_PHASE_SAMPLE_MS });
   return result.duration > 0 ? result['2xx'] / result.duration : 0;
 }

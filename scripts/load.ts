@@ -2,6 +2,7 @@
 // a warm-up phase whose figures are thrown away, then the measured phase.
 import autocannon from 'autocannon';
 import type { LoadProfile } from './manifest.ts';
+import type { AnswerSampler } from './answers.ts';
 import type { SoakWindow } from './result.ts';
 
 export interface LoadResult {
@@ -21,7 +22,7 @@ export interface LoadResult {
 }
 
 /** 'beside a fresh copy': after the measured phase, in turns with a fresh copy of the server (fresh-copy.ts). */
-export type LoadPhase = 'warm-up' | 'measured' | 'beside a fresh copy';
+export type LoadPhase = 'warm-up' | 'measured' | 'in turns' | 'beside a fresh copy';
 
 /**
  * autocannon stops at its first sample after the duration, a second apart by default: a phase of a second
@@ -54,6 +55,7 @@ export async function runLoad(
   onProgress: (progress: LoadProgress) => void = () => {},
   /** Called between the phases, e.g. to reset the probe's figures so they cover the measured phase only. */
   beforeMeasured: () => void | Promise<void> = () => {},
+  sampler?: AnswerSampler,
 ): Promise<LoadResult> {
   const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress) : undefined;
   await beforeMeasured();
@@ -62,7 +64,7 @@ export async function runLoad(
     // autocannon ends with one more tick, after its counter was reset: 0 requests, not a second of load.
     if (perSecond.length < profile.durationSeconds) perSecond.push(progress.requestsLastSecond);
     onProgress(progress);
-  });
+  }, { sampler });
   return {
     requestsPerSecond: { mean: result.requests.mean, stdev: result.requests.stddev },
     latency: {
@@ -86,8 +88,22 @@ export async function runLoad(
 /** The warm-up alone, for the ramp and the soak, which run their own measured phase. */
 export async function runWarmup(baseUrl: string, profile: LoadProfile, onProgress: (progress: LoadProgress) => void, overallRate?: number): Promise<number> {
   if (!(profile.warmupSeconds > 0)) return 0;
-  const result = await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, overallRate);
+  const result = await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, { overallRate });
   return result['2xx'];
+}
+
+export interface PhaseOptions {
+  /** Requests per second over all connections (autocannon's rate limiting); unlimited when absent. */
+  overallRate?: number;
+  /** Called with the running instance, e.g. to listen to its 'response' events or stop it early. */
+  attach?: (instance: autocannon.Instance) => void;
+  /**
+   * autocannon stops at its first sample after the duration, a second apart by default: a short phase
+   * samples more often so its load ends on time. The result's per-sample figures are then per this.
+   */
+  sampleMs?: number;
+  /** Keeps a steady sample of the answers (status, headers, body) for the contract check. */
+  sampler?: AnswerSampler;
 }
 
 export function runPhase(
@@ -96,15 +112,7 @@ export function runPhase(
   phase: LoadPhase,
   seconds: number,
   onProgress: (progress: LoadProgress) => void,
-  /** Requests per second over all connections (autocannon's rate limiting); unlimited when absent. */
-  overallRate?: number,
-  /** Called with the running instance, e.g. to listen to its 'response' events or stop it early. */
-  attach?: (instance: autocannon.Instance) => void,
-  /**
-   * autocannon stops at its first sample after the duration, a second apart by default: a ramp's step
-   * samples more often so its load ends with its window. The result's per-sample figures are then per this.
-   */
-  sampleMs?: number,
+  { overallRate, attach, sampleMs, sampler }: PhaseOptions = {},
 ): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -113,6 +121,8 @@ export function runPhase(
         method: profile.method ?? 'GET',
         body: profile.body,
         headers: profile.headers,
+        // autocannon builds each answer's body anyway; onResponse hands it over with its headers.
+        ...(sampler ? { requests: [{ method: profile.method ?? 'GET', path: profile.path, body: profile.body, headers: profile.headers, onResponse: sampler.onResponse }] } : {}),
         connections: profile.connections,
         duration: seconds,
         ...(overallRate ? { overallRate } : {}),

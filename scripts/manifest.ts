@@ -76,6 +76,35 @@ export interface LoadProfile {
    * fresh copy's, each second beside one of the other on the same machine (see fresh-copy.ts).
    */
   freshCopy?: { pairs: number };
+  /**
+   * How the servers of one verdict take turns (see steady-turns.ts): each is loaded for `seconds` in turn,
+   * round after round; at least `minRounds` rounds, then more while a target is too close to call, up to
+   * `maxRounds`. Defaults: 1 s, 5 and 11 rounds. A server whose requests take seconds needs longer turns.
+   */
+  turns?: { seconds?: number; minRounds?: number; maxRounds?: number };
+}
+
+/** One answer the load received, kept for the contract check (see answers.ts). Header names are lower case. */
+export interface AnswerSample {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Date.now() when it arrived: timestamps in the body are compared with it. */
+  receivedAt: number;
+}
+
+/**
+ * What every answer to the exercise's load must be, checked on a steady sample of the answers the load
+ * receives (about 20 a second per server) after each server's turns: what a client relies on (status,
+ * Content-Type, size, shape, a timestamp close to the answer).
+ */
+export interface AnswerContract {
+  /** The ways one answer breaks the contract, in words; empty when it keeps it. */
+  check(answer: AnswerSample): string[];
+  /** Where every answer must carry fresh data: a key that must not repeat among the sampled answers. */
+  distinct?(answer: AnswerSample): string | undefined;
+  /** What the key is, for the failure ("the seed data"). */
+  distinctWhat?: string;
 }
 
 export interface RampProfile {
@@ -167,7 +196,14 @@ export interface ExerciseManifest {
   /** Opt-in probe figures that cost something to collect. asyncResources: live async resources by type (async_hooks). */
   probe?: { asyncResources?: boolean };
   load: LoadProfile;
-  /** Rejects fast-but-wrong servers. Runs against a listening server before any load. */
+  /**
+   * What every answer under load must be (see AnswerContract). The correctness probe runs again after
+   * the load as well, while the server still runs.
+   */
+  contract: AnswerContract;
+  /** The ceiling's contract, when it serves the payload without the exercise's extras. */
+  ceilingContract?: AnswerContract;
+  /** Rejects fast-but-wrong servers. Runs against a listening server before any load, and again after it. */
   check(baseUrl: string, context: CheckContext): Promise<CheckResult>;
   /** A cheaper check for the ceiling, which serves the payload but none of the exercise's extras. */
   ceilingCheck?(baseUrl: string, context: CheckContext): Promise<CheckResult>;
@@ -234,6 +270,14 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (!(Number.isInteger(ramp.steps) && ramp.steps >= 2)) problems.push('load.ramp: steps must be a whole number, 2 or more');
     if (!(ramp.stepSeconds >= 1 && ramp.steps * ramp.stepSeconds <= 600)) problems.push('load.ramp: stepSeconds must be 1 or more, the whole ramp 600 s at most');
   }
+  const turns = manifest.load.turns;
+  if (turns) {
+    const { seconds = 1, minRounds = 5, maxRounds = 11 } = turns;
+    if (!(seconds >= 0.5 && seconds <= 30)) problems.push('load.turns.seconds must be between 0.5 and 30');
+    if (!(Number.isInteger(minRounds) && minRounds >= 3)) problems.push('load.turns.minRounds must be a whole number, 3 or more');
+    if (!(Number.isInteger(maxRounds) && maxRounds >= minRounds && maxRounds <= 30)) problems.push('load.turns.maxRounds must be a whole number from minRounds to 30');
+  }
+  if (typeof manifest.contract?.check !== 'function') problems.push('contract.check is missing: what every answer under load must be');
   const fresh = manifest.load.freshCopy;
   if (fresh && !(Number.isInteger(fresh.pairs) && fresh.pairs >= 2 && fresh.pairs <= 30)) problems.push('load.freshCopy.pairs must be a whole number from 2 to 30');
   if (!fresh && [...targets, ...(manifest.symptom ?? [])].some((t) => t.metric === 'throughputKept')) {

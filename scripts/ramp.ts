@@ -308,7 +308,7 @@ async function runStep(
           perSecond[Math.floor((now - windowStart) / 1000)]! += 1;
         };
         const attach = (instance: autocannon.Instance) => (instance as unknown as NodeJS.EventEmitter).on('response', onResponse);
-        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, rate, attach, SHORT_PHASE_SAMPLE_MS).then(resolve, reject);
+        runPhase(baseUrl, { ...profile, connections }, 'measured', seconds, () => {}, { overallRate: rate, attach, sampleMs: SHORT_PHASE_SAMPLE_MS }).then(resolve, reject);
       }, (i * 1000) / count);
     });
   });

@@ -4,7 +4,8 @@
 import { runBench, type BenchOptions, type ServerSpec } from './bench.ts';
 import type { Exercise } from './exercises.ts';
 import type { RunReport, ServerVerdict, Spread, TargetResult } from './result.ts';
-import { bounds, median, NOISE_SPREADS, verdictsPass } from './verdict.ts';
+import { median } from './stats.ts';
+import { bounds, NOISE_SPREADS, verdictsPass } from './verdict.ts';
 
 
 export function spread(values: number[]): Spread {

@@ -34,6 +34,27 @@ export interface ServerRun {
   soak?: SoakResult;
   /** With load.freshCopy: the server after its measured phase and a fresh copy of it, loaded in turns. */
   freshCopy?: FreshCopyResult;
+  /** The servers of a verdict loaded in turns: this server's figures in each of its turns, in order. */
+  turns?: TurnFigures[];
+  /** A steady sample of the answers the load received, held to the exercise's contract (answers.ts). */
+  answers?: AnswerCheck;
+  /** The correctness probe run again after the load, while the server still ran. */
+  checkAfterLoad?: CheckResult;
+}
+
+/** One turn of one server: the load's figures over the turn, and the probe's over the same time. */
+export interface TurnFigures {
+  round: number;
+  load: LoadResult;
+  runtime?: RuntimeFigures;
+}
+
+export interface AnswerCheck {
+  sampled: number;
+  /** Sampled answers that broke the contract in at least one way. */
+  broken: number;
+  /** Each way it was broken, with how many sampled answers broke it so and one of them. */
+  problems: Array<{ problem: string; count: number; example: string }>;
 }
 
 /** Requests answered per second in each turn of the aged server and of its fresh copy (see fresh-copy.ts). */
@@ -59,6 +80,13 @@ export interface TargetResult {
   pass: boolean;
   /** Why it could not be judged, when it could not. */
   note?: string;
+  /**
+   * Servers loaded in turns: the ratio in each round, `ratio` their median, and the interval for the
+   * median (order statistics, see stats.ts). Absent for a figure of the whole run (a heap's slope).
+   */
+  rounds?: { ratios: number[]; low: number; high: number; confidence: number };
+  /** The interval straddles the target after the most rounds allowed: neither a pass nor a fail. */
+  tooClose?: boolean;
   /** With --runs N: the ratio in each run; `ratio` is then their median. */
   spread?: Spread;
   /** With --runs N: the margin is within two run-to-run spreads, so the machine is too noisy to call it. */
@@ -71,6 +99,10 @@ export interface ServerVerdict {
   targets: TargetResult[];
   /** Everything that fails this server apart from its targets: errors, timeouts, non-2xx, a failed check. */
   problems: string[];
+  /** No problem, and every target not passed is too close to call (see TargetResult.tooClose). */
+  tooClose?: boolean;
+  /** Why this machine cannot judge the targets (too few cores for what the fix does). */
+  cannotJudge?: string;
   /** Set when this stage's targets are not expected to hold on this Node version, with the reason. */
   notExpectedHere?: string;
   /**
@@ -91,6 +123,13 @@ export interface RunReport {
   verdicts: ServerVerdict[];
   /** True when every judged server passed. */
   pass: boolean;
+  /**
+   * No server failed, but a target's interval still straddled its threshold after the most rounds: the
+   * run cannot say; exit code 3.
+   */
+  tooClose?: boolean;
+  /** The servers were loaded in turns: how many rounds, of how many seconds each, and the most allowed. */
+  turns?: { rounds: number; seconds: number; maxRounds: number };
   /**
    * With `--runs N` (N > 1): the same measurement N times; `servers` are the last run's, the verdicts are on
    * the median of each target's ratio, and each server's main figures come with their spread.

@@ -1,5 +1,6 @@
 // A soak: the exercise's steady load for minutes, cut into windows, so what only shows over time (a heap
 // that climbs, a pace that falls, a p99 that creeps up, GC that takes a growing share) shows as a trend.
+import type { AnswerSampler } from './answers.ts';
 import type autocannon from 'autocannon';
 import { megabytes, integer, sparkline } from './format.ts';
 import { runPhase, type LoadProgress, type LoadResult } from './load.ts';
@@ -238,6 +239,7 @@ export async function runSoak(
   /** The probe's samples since the soak began (once a second, figures cumulative since the reset before it). */
   samples: () => RuntimeFigures[],
   onProgress: (progress: LoadProgress) => void,
+  sampler?: AnswerSampler,
 ): Promise<{ load: LoadResult; soak: SoakResult }> {
   const { seconds } = options;
   const windowSeconds = options.windowSeconds ?? defaultWindowSeconds(seconds);
@@ -275,13 +277,15 @@ export async function runSoak(
         onProgress({ ...progress, second, note: `the server exited during second ${second}: the soak stops here` });
       }
     },
-    undefined,
-    (started) => {
-      instance = started;
-      // (client, statusCode, resBytes, responseTime): responseTime in ms, for every status code.
-      started.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
-        countLatency((latencies[Math.min(ticks.length, seconds - 1)] ??= new Map()), responseTime);
-      });
+    {
+      attach: (started) => {
+        instance = started;
+        // (client, statusCode, resBytes, responseTime): responseTime in ms, for every status code.
+        started.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+          countLatency((latencies[Math.min(ticks.length, seconds - 1)] ??= new Map()), responseTime);
+        });
+      },
+      sampler,
     },
   );
 

@@ -2,35 +2,45 @@
 import { stageHoldsHere, type ExerciseManifest, type Metric, type Reference, type Target } from './manifest.ts';
 import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
 
+import { answerProblems } from './answers.ts';
 import { integer, percent, ratio } from './format.ts';
+import { median, medianInterval } from './stats.ts';
 
 interface MetricInfo {
   name: string;
   unit: string;
+  /**
+   * Whether it can be read from one turn of a run in turns (its load and probe figures): then a target on
+   * it is judged round by round. A figure of the whole run (a heap's slope, a ramp's knee) cannot.
+   */
+  perTurn: boolean;
   value(run: ServerRun): number | undefined;
   /** The value with its unit, for the report. */
   format(value: number): string;
 }
 
 const METRICS: Record<Metric, MetricInfo> = {
-  requestsPerSecond: { name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean, format: (v) => `${integer(v)} req/s` },
-  latencyP99: { name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
-  heapGrowth: { name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
-  minorGcShare: { name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
+  requestsPerSecond: { perTurn: true, name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean, format: (v) => `${integer(v)} req/s` },
+  latencyP99: { perTurn: true, name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
+  heapGrowth: { perTurn: false, name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
+  minorGcShare: { perTurn: true, name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
   minorGcPerRequest: {
+    perTurn: true,
     name: 'scavenge time per request',
     unit: 'ms/req',
     value: (run) => (run.runtime && run.load && run.load.requests > 0 ? run.runtime.gc.minor.ms / run.load.requests : undefined),
     format: (v) => `${v.toFixed(2)} ms/req`,
   },
-  lateRequestsPerSecond: { name: 'late req/s', unit: 'req/s', value: lastQuarter, format: (v) => `${integer(v)} req/s` },
+  lateRequestsPerSecond: { perTurn: false, name: 'late req/s', unit: 'req/s', value: lastQuarter, format: (v) => `${integer(v)} req/s` },
   throughputKept: {
+    perTurn: false,
     name: 'throughput kept',
     unit: "x a fresh copy's req/s",
     value: (run) => run.freshCopy?.kept,
     format: (v) => `${ratio(v)} of a fresh copy's req/s`,
   },
   pendingLookups: {
+    perTurn: true,
     name: 'pending lookups (peak)',
     unit: 'lookups',
     value: (run) => {
@@ -40,8 +50,9 @@ const METRICS: Record<Metric, MetricInfo> = {
     format: (v) => `${integer(v)} lookups`,
   },
   // The interpolated rate where the server stopped keeping up; results from before it have only the step's answers.
-  kneeRate: { name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
+  kneeRate: { perTurn: false, name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
   latencyCliff: {
+    perTurn: false,
     name: 'p99 past the knee',
     unit: 'x its low-load p99',
     value: (run) => run.ramp?.cliff,
@@ -71,12 +82,6 @@ export function selfDetail(metric: Metric, server: ServerRun): string {
     return `aged ${integer(median(fresh.aged))} vs fresh copy ${integer(median(fresh.fresh))} req/s, ${fresh.aged.length} s each in turns`;
   }
   return '';
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 export function metricName(metric: Metric): string {
@@ -115,6 +120,11 @@ export function honestyProblems(run: ServerRun): string[] {
     problems.push(...run.check.failures.map((f) => `correctness: ${f}`));
     if (run.check.failures.length === 0) problems.push('correctness: the probe checked nothing');
   }
+  problems.push(...answerProblems(run.answers));
+  if (run.checkAfterLoad && !run.checkAfterLoad.ok) {
+    problems.push(...run.checkAfterLoad.failures.map((f) => `the correctness probe after the load: ${f}`));
+    if (run.checkAfterLoad.failures.length === 0) problems.push('the correctness probe after the load checked nothing');
+  }
   if (run.afterLoad && !run.afterLoad.ok) {
     problems.push(...run.afterLoad.failures.map((f) => `after the load: ${f}`));
     if (run.afterLoad.failures.length === 0) problems.push('after the load: the check checked nothing');
@@ -151,8 +161,51 @@ export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): 
     return { ...base, referenceValue, value, note: `${value === undefined ? run.label : reference.label} has no ${metric.name} figure` };
   }
   if (referenceValue <= 0) return { ...base, referenceValue, value, note: `${reference.label} measured ${referenceValue} ${metric.unit}; no ratio can be taken` };
-  const measured = value / referenceValue;
-  return { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) };
+  const ratios = metric.perTurn ? roundRatios(metric, run, reference) : [];
+  if (ratios.length === 0) {
+    const measured = value / referenceValue;
+    return { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) };
+  }
+  // In turns: the median of the per-round ratios, called only when the interval clears the target.
+  const measured = median(ratios);
+  const interval = medianInterval(ratios);
+  const call = callInterval(target, interval.low, interval.high, required);
+  return {
+    ...base,
+    referenceValue,
+    value,
+    ratio: measured,
+    requiredValue: required * referenceValue,
+    margin: bounds(target, measured, required).margin,
+    pass: call === 'pass',
+    rounds: { ratios, ...interval },
+    ...(call === 'too close' ? { tooClose: true } : {}),
+  };
+}
+
+/** The server's figure over the reference's, round by round (rounds where either has no figure are left out). */
+export function roundRatios(metric: MetricInfo, run: ServerRun, reference: ServerRun): number[] {
+  if (!run.turns || !reference.turns) return [];
+  const ratios: number[] = [];
+  for (const turn of run.turns) {
+    const other = reference.turns.find((t) => t.round === turn.round);
+    if (!other) continue;
+    const value = metric.value({ ...run, load: turn.load, runtime: turn.runtime });
+    const base = metric.value({ ...reference, load: other.load, runtime: other.runtime });
+    if (value !== undefined && base !== undefined && base > 0) ratios.push(value / base);
+  }
+  return ratios;
+}
+
+/** Pass when the whole interval is on the right side of the target, fail when it is all on the wrong side. */
+export function callInterval(target: Target, low: number, high: number, required: number): 'pass' | 'fail' | 'too close' {
+  if (target.atLeast !== undefined) return low >= required ? 'pass' : high < required ? 'fail' : 'too close';
+  return high <= required ? 'pass' : low > required ? 'fail' : 'too close';
+}
+
+/** Whether any judged target of the run so far is still too close to call: the turns go on while one is. */
+export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[]): boolean {
+  return judge(manifest, runs).some((verdict) => verdict.problems.length === 0 && verdict.targets.some((t) => t.tooClose));
 }
 
 export function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {
@@ -195,7 +248,8 @@ function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdic
         return { label: run.label, pass: false, targets, problems, expectedToFail: { why, problem, rejected } };
       }
       const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
-      return { label: run.label, pass, targets, problems, ...(notExpectedHere ? { notExpectedHere } : {}) };
+      const tooClose = !pass && problems.length === 0 && targets.some((t) => t.tooClose) && targets.every((t) => t.pass || t.tooClose);
+      return { label: run.label, pass, targets, problems, ...(tooClose ? { tooClose } : {}), ...(notExpectedHere ? { notExpectedHere } : {}) };
     });
 }
 
@@ -205,6 +259,12 @@ function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdic
  */
 export function verdictsPass(verdicts: ServerVerdict[]): boolean {
   return verdicts.some((v) => !v.symptom) && verdicts.every((v) => v.symptom || v.pass || v.notExpectedHere !== undefined || v.expectedToFail?.rejected);
+}
+
+/** No server failed outright, and some target could not be called either way: the run cannot say. */
+export function verdictsTooClose(verdicts: ServerVerdict[]): boolean {
+  const open = verdicts.filter((v) => !v.symptom && !v.pass && v.notExpectedHere === undefined && !v.expectedToFail?.rejected);
+  return open.length > 0 && open.every((v) => v.tooClose || v.cannotJudge !== undefined);
 }
 
 /** With --runs N, a verdict is too close to call when its margin is within this many run-to-run spreads (CV). */

@@ -14,6 +14,7 @@ export function sampleManifest(changes: Partial<ExerciseManifest> = {}): Exercis
     ceilingFile: 'ceiling.ts',
     load: { path: '/', connections: 10, warmupSeconds: 1, durationSeconds: 2 },
     check: async () => ({ ok: true, passed: ['it answers'], failures: [] }),
+    contract: { check: (answer) => (answer.status === 200 ? [] : [`status ${answer.status}`]) },
     stages: [
       { file: '1-first-fix.ts', title: 'first fix', changes: 'fixes it', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }] },
       {

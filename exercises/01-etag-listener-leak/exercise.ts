@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise } from '../../scripts/manifest.ts';
+import { defineExercise, type AnswerContract, type AnswerSample } from '../../scripts/manifest.ts';
 
 const HEX_LENGTH = 10_000; // 5,000 random bytes as hex
 
@@ -14,18 +14,54 @@ function seedOf(json: unknown): SeedBody {
   return typeof json === 'object' && json !== null ? (json as SeedBody) : {};
 }
 
+/** A client reads `ts` as the time of the answer: seconds off, not a minute. */
+const TS_SLACK_MS = 5_000;
+
+/** What a client of /seed/v1 relies on in every answer, the probe's and the load's alike. */
+function seedProblems(status: number, contentType: string | null, json: unknown, path: string, receivedAt: number): string[] {
+  const problems: string[] = [];
+  const body = seedOf(json);
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) problems.push('the body is not JSON');
+  else {
+    if (!(typeof body.data === 'string' && body.data.length === HEX_LENGTH && /^[0-9a-f]+$/.test(body.data))) {
+      problems.push(`data is not 5,000 bytes as hex (${typeof body.data === 'string' ? `${body.data.length} characters` : JSON.stringify(body.data)?.slice(0, 40)})`);
+    }
+    if (body.url !== path) problems.push(`url ${JSON.stringify(body.url)?.slice(0, 60)}, not the URL requested`);
+    if (!(typeof body.ts === 'number' && Math.abs(receivedAt - body.ts) < TS_SLACK_MS)) problems.push(`ts ${JSON.stringify(body.ts)} is not the time of the answer`);
+  }
+  return problems;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const contract: AnswerContract = {
+  check: (answer: AnswerSample) => {
+    const problems = seedProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), '/seed/v1', answer.receivedAt);
+    if (answer.headers['cache-control'] !== 'public, max-age=120') problems.push(`Cache-Control ${JSON.stringify(answer.headers['cache-control'])}`);
+    return problems;
+  },
+  distinct: (answer) => (seedOf(parsed(answer.body)).data as string | undefined) ?? undefined,
+  distinctWhat: 'the seed data',
+};
+
+const ceilingContract: AnswerContract = {
+  check: (answer) => seedProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), '/seed/v1', answer.receivedAt),
+};
+
 /** Status, body shape, the request's own URL in the body, fresh data per request. */
 async function expectSeed(expect: Expectations, baseUrl: string, path: string): Promise<{ data?: string; etag: string | null }> {
   const response = await fetchResponse(baseUrl + path);
   const body = seedOf(response.json);
-  expect.expect(response.status === 200, `GET ${path} answers 200`, `got ${response.status}`);
-  expect.expect(
-    typeof body.data === 'string' && body.data.length === HEX_LENGTH && /^[0-9a-f]+$/.test(body.data),
-    'data is 5,000 bytes as hex',
-    typeof body.data === 'string' ? `got ${body.data.length} characters` : `got ${JSON.stringify(body.data)?.slice(0, 40)}`,
-  );
-  expect.expect(body.url === path, 'url is the URL that was requested', `asked for ${path}, got ${JSON.stringify(body.url)}`);
-  expect.expect(typeof body.ts === 'number' && Math.abs(Date.now() - body.ts) < 60_000, 'ts is the time of the answer', `got ${JSON.stringify(body.ts)}`);
+  const problems = seedProblems(response.status, response.headers.get('content-type'), response.json, path, Date.now());
+  expect.expect(problems.length === 0, `GET ${path} answers 200 with the seed as JSON (data, url, ts)`, problems.join('; '));
   expect.expect(
     response.headers.get('cache-control') === 'public, max-age=120',
     'Cache-Control is "public, max-age=120"',
@@ -77,6 +113,8 @@ export default defineExercise({
   load: { path: '/seed/v1', connections: 10, warmupSeconds: 2, durationSeconds: 5 },
   check,
   ceilingCheck,
+  contract,
+  ceilingContract,
   stages: [
     {
       file: '1-fix-the-guard.ts',

@@ -117,6 +117,7 @@ export default defineExercise({
     durationSeconds: 10,
   },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   afterLoad,
   stages: [
     {

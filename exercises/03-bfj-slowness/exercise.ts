@@ -88,6 +88,7 @@ export default defineExercise({
   // The shipped server's requests take seconds: the harness lets it finish the warm-up's before measuring.
   load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 10, settleAfterWarmup: true },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   stages: [
     {
       file: '1-jsonstream.ts',

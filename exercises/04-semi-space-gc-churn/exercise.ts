@@ -88,6 +88,7 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   load: { path: '/refresh', connections: 30, warmupSeconds: 2, durationSeconds: 6 },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   stages: [
     {
       file: '1-bigger-semi-space.ts',

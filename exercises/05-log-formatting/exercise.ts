@@ -346,6 +346,7 @@ export default defineExercise({
     durationSeconds: 6,
   },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   afterLoad,
   stages: [
     {

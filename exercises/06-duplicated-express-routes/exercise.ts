@@ -171,6 +171,7 @@ export default defineExercise({
     freshCopy: { pairs: 6 },
   },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   stages: [
     {
       file: '1-replace-the-router.ts',

@@ -163,6 +163,7 @@ export default defineExercise({
     durationSeconds: 8,
   },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   afterLoad,
   stages: [
     {

@@ -102,6 +102,7 @@ export default defineExercise({
     ramp: { from: 30, to: 435, steps: 10, stepSeconds: 2 },
   },
   check,
+  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
   stages: [
     {
       file: '1-one-worker-per-core.ts',

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { benchProgress } from '../bench-progress.ts';
-import { specFor, waitUntilIdle, type ServerChoice, type ServerSpec } from '../bench.ts';
+import { specFor, type ServerChoice, type ServerSpec } from '../bench.ts';
+import { waitUntilIdle } from '../idle.ts';
 import type { Exercise } from '../exercises.ts';
 import { bold, dim, integer, red, yellow } from '../format.ts';
 import type { LoadProgress, LoadResult } from '../load.ts';

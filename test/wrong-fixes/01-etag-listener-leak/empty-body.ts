@@ -1,5 +1,5 @@
 // Wrong: answers fast with an empty body.
-// probe: data is 5,000 bytes as hex
+// probe: data is not 5,000 bytes as hex
 import crypto from 'node:crypto';
 import restify from 'restify';
 

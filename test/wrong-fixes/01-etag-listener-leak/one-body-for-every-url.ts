@@ -1,5 +1,5 @@
 // Wrong: one body built at start-up answers every request, whatever the URL.
-// probe: url is the URL that was requested
+// probe: not the URL requested
 import crypto from 'node:crypto';
 import restify from 'restify';
 

@@ -1,5 +1,5 @@
 // Wrong: short data (500 bytes instead of 5,000) makes every response cheaper.
-// probe: data is 5,000 bytes as hex
+// probe: data is not 5,000 bytes as hex
 import crypto from 'node:crypto';
 import restify from 'restify';
 

@@ -1,0 +1,76 @@
+// What the load receives, checked: a steady sample of the answers autocannon gets under load (status,
+// headers, body), held to the exercise's contract after the phase, so that a server that answers the
+// probe well and the load badly (a memoized body, a smaller one, an error sent with 200) fails.
+import type { AnswerContract, AnswerSample } from './manifest.ts';
+import type { AnswerCheck } from './result.ts';
+
+/** One answer kept every this many milliseconds per server: about 20 a second, whatever its speed. */
+export const SAMPLE_EVERY_MS = 50;
+/** At most this many answers kept per server (a long soak does not grow the harness's memory). */
+const MAX_SAMPLES = 2_000;
+
+export class AnswerSampler {
+  readonly samples: AnswerSample[] = [];
+  private next = 0;
+
+  /** autocannon's onResponse: keeps the answer when its turn has come. */
+  readonly onResponse = (status: number, body: string, _context: object, headers: Record<string, string | string[] | undefined> | undefined): void => {
+    const now = Date.now();
+    if (now < this.next || this.samples.length >= MAX_SAMPLES) return;
+    this.next = now + SAMPLE_EVERY_MS;
+    this.samples.push({ status, headers: lowerCased(headers ?? {}), body, receivedAt: now });
+  };
+}
+
+function lowerCased(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return out;
+}
+
+/** Holds every sampled answer to the contract; a repeated distinct key counts as one broken answer each. */
+export function checkAnswers(contract: AnswerContract, samples: readonly AnswerSample[]): AnswerCheck {
+  const counts = new Map<string, { count: number; example: string }>();
+  const note = (problem: string, example: string) => {
+    const seen = counts.get(problem);
+    if (seen) seen.count += 1;
+    else counts.set(problem, { count: 1, example });
+  };
+  const keys = new Set<string>();
+  let broken = 0;
+  for (const sample of samples) {
+    let problems: string[];
+    try {
+      problems = contract.check(sample);
+    } catch (error) {
+      problems = [`the contract could not read it (${error instanceof Error ? error.message : String(error)})`];
+    }
+    const key = contract.distinct?.(sample);
+    if (key !== undefined) {
+      if (keys.has(key)) problems = [...problems, `${contract.distinctWhat ?? 'its data'} repeats an earlier answer's`];
+      keys.add(key);
+    }
+    if (problems.length > 0) broken += 1;
+    for (const problem of problems) note(problem, excerpt(sample));
+  }
+  return {
+    sampled: samples.length,
+    broken,
+    problems: [...counts.entries()].map(([problem, { count, example }]) => ({ problem, count, example })).sort((a, b) => b.count - a.count),
+  };
+}
+
+function excerpt(sample: AnswerSample): string {
+  const type = sample.headers['content-type'] ?? 'no Content-Type';
+  const body = sample.body.length > 80 ? `${sample.body.slice(0, 80)}… (${sample.body.length} chars)` : sample.body;
+  return `${sample.status} ${type} ${JSON.stringify(body)}`;
+}
+
+/** The problems a check of answers under load gives the server's verdict, with counts. */
+export function answerProblems(check: AnswerCheck | undefined): string[] {
+  if (!check) return [];
+  if (check.sampled === 0) return ['under load: no answer could be sampled'];
+  return check.problems.map((p) => `under load: ${p.count} of ${check.sampled} sampled answers: ${p.problem} (e.g. ${p.example})`);
+}

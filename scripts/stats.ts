@@ -1,0 +1,48 @@
+// The statistics every measurement shares: median, percentiles, spread, and an interval for a median.
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Nearest-rank percentile (fraction 0-1) of unsorted values; undefined when there are none. */
+export function percentile(values: readonly number[], fraction: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
+}
+
+/** Coefficient of variation (sample sd / mean); 0 for fewer than two values. */
+export function cv(values: readonly number[]): number {
+  if (values.length < 2) return 0;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const sd = Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1));
+  return mean !== 0 ? sd / Math.abs(mean) : 0;
+}
+
+/** The chance that a fair coin thrown n times shows heads at most k times. */
+function binomialAtMost(n: number, k: number): number {
+  let term = 0.5 ** n;
+  let sum = term;
+  for (let i = 1; i <= k; i++) {
+    term = (term * (n - i + 1)) / i;
+    sum += term;
+  }
+  return sum;
+}
+
+/**
+ * A distribution-free interval for the median of the population the values were drawn from: the k-th
+ * lowest and k-th highest values, with k the largest that still covers the median with `confidence`
+ * (order statistics; no assumption about the shape of the noise). With too few values for that
+ * confidence it is the lowest and highest value, and `confidence` says what it covers.
+ */
+export function medianInterval(values: readonly number[], wanted = 0.9): { low: number; high: number; confidence: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  let k = 1;
+  while (k + 1 <= n / 2 && 1 - 2 * binomialAtMost(n, k) >= wanted) k += 1;
+  const confidence = n > 0 ? 1 - 2 * binomialAtMost(n, k - 1) : 0;
+  return { low: sorted[k - 1]!, high: sorted[n - k]!, confidence };
+}

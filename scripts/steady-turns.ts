@@ -1,0 +1,161 @@
+// The steady load, servers in turns: every server of one verdict is started and warmed up, then each is
+// loaded for a few seconds in turn, round after round, so a drift of the machine's speed (a third for
+// seconds at a time on a shared host) weighs on all of them alike. Each turn keeps its own figures (the
+// load's and the probe's); a ratio is then taken round by round (see verdict.ts). After the fewest rounds,
+// more are run while `decided` says a target is still too close to call, up to the most allowed.
+import type autocannon from 'autocannon';
+import type { AnswerSampler } from './answers.ts';
+import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress, type LoadResult } from './load.ts';
+import type { LoadProfile } from './manifest.ts';
+import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
+import type { ServerRun, TurnFigures } from './result.ts';
+import type { RunningServer } from './server-process.ts';
+import { waitUntilIdle } from './idle.ts';
+import { median, percentile } from './stats.ts';
+
+export const DEFAULT_TURNS = { seconds: 1, minRounds: 5, maxRounds: 11 };
+
+export interface Contender {
+  run: ServerRun;
+  server: RunningServer;
+  sampler: AnswerSampler;
+}
+
+export interface TurnsOptions {
+  /** Whether every target can be called on the rounds so far; asked after each round from the fewest on. */
+  decided(): boolean;
+  onProgress(label: string, progress: LoadProgress): void;
+  /** Called when a server crashed during its turn; it takes no more turns. */
+  onCrash(contender: Contender): void;
+}
+
+/** The turns' settings of a load profile, with their defaults. */
+export function turnsOf(profile: LoadProfile): typeof DEFAULT_TURNS {
+  return { ...DEFAULT_TURNS, ...profile.turns };
+}
+
+/** Warms every server up in turn (then waits for it to go idle when the profile asks). Returns each one's 2xx answers. */
+export async function warmUpInTurns(contenders: Contender[], profile: LoadProfile, onProgress: TurnsOptions['onProgress']): Promise<number[]> {
+  const answered: number[] = [];
+  for (const { run, server } of contenders) {
+    answered.push(await runWarmup(server.url, profile, (progress) => onProgress(run.label, progress)));
+    if (profile.settleAfterWarmup) await waitUntilIdle(server);
+  }
+  return answered;
+}
+
+/** Loads the servers in turns, round after round; each run's `turns` gets its figures. Returns the rounds run. */
+export async function loadInTurns(contenders: Contender[], profile: LoadProfile, options: TurnsOptions): Promise<number> {
+  const { seconds, minRounds, maxRounds } = turnsOf(profile);
+  let live = [...contenders];
+  let round = 0;
+  while (round < maxRounds && live.length > 0) {
+    // Each round starts with another server and odd rounds run backwards, so no server always follows the same one.
+    const rotated = live.map((_, i) => live[(i + round) % live.length]!);
+    const order = round % 2 === 1 ? rotated.reverse() : rotated;
+    for (const contender of order) {
+      const { run, server, sampler } = contender;
+      server.resetFigures();
+      const load = await oneTurn(server.url, profile, seconds, sampler, (progress) =>
+        options.onProgress(run.label, { ...progress, detail: `round ${round + 1} (at least ${minRounds}, at most ${maxRounds}), ${seconds} s a turn` }),
+      );
+      const runtime = await server.snapshot();
+      (run.turns ??= []).push({ round, load, ...(runtime ? { runtime } : {}) });
+      // A server still working on the turn's abandoned requests would slow the next one's turn.
+      if (profile.settleAfterWarmup) await waitUntilIdle(server);
+      if (server.exit()) {
+        options.onCrash(contender);
+        live = live.filter((c) => c !== contender);
+      }
+    }
+    round += 1;
+    if (round >= minRounds && options.decided()) break;
+  }
+  return round;
+}
+
+/** One server's turn: the profile's load for `seconds`, with each answer's time and a sample of the answers. */
+async function oneTurn(
+  url: string,
+  profile: LoadProfile,
+  seconds: number,
+  sampler: AnswerSampler,
+  onProgress: (progress: LoadProgress) => void,
+): Promise<LoadResult> {
+  const times: number[] = [];
+  const attach = (instance: autocannon.Instance) =>
+    (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, status: number, _b: number, responseTime: number) => {
+      if (status >= 200 && status < 300) times.push(responseTime);
+    });
+  let ticks = 0;
+  const result = await runPhase(url, profile, 'in turns', seconds, () => {}, { attach, sampler, sampleMs: SHORT_PHASE_SAMPLE_MS });
+  const elapsed = result.duration > 0 ? result.duration : seconds;
+  const rate = result['2xx'] / elapsed;
+  onProgress({ phase: 'in turns', second: ++ticks, of: 1, requestsLastSecond: rate });
+  return {
+    requestsPerSecond: { mean: rate, stdev: 0 },
+    latency: {
+      p50: percentile(times, 0.5) ?? 0,
+      p90: percentile(times, 0.9) ?? 0,
+      p99: percentile(times, 0.99) ?? 0,
+      max: times.length > 0 ? Math.max(...times) : 0,
+      mean: times.length > 0 ? times.reduce((a, b) => a + b, 0) / times.length : 0,
+    },
+    bytesPerSecond: result.throughput.total / elapsed,
+    requests: result.requests.total,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    answered: result['2xx'],
+    perSecond: [rate],
+    durationSeconds: elapsed,
+  };
+}
+
+/** A server's figures over all its turns: counts summed; rates and percentiles the median of its turns. */
+export function combineTurns(turns: TurnFigures[], warmupAnswered: number): LoadResult | undefined {
+  if (turns.length === 0) return undefined;
+  const loads = turns.map((t) => t.load);
+  const sum = (pick: (l: LoadResult) => number) => loads.reduce((total, l) => total + pick(l), 0);
+  const mid = (pick: (l: LoadResult) => number) => median(loads.map(pick));
+  return {
+    requestsPerSecond: { mean: mid((l) => l.requestsPerSecond.mean), stdev: 0 },
+    latency: { p50: mid((l) => l.latency.p50), p90: mid((l) => l.latency.p90), p99: mid((l) => l.latency.p99), max: Math.max(...loads.map((l) => l.latency.max)), mean: mid((l) => l.latency.mean) },
+    bytesPerSecond: mid((l) => l.bytesPerSecond),
+    requests: sum((l) => l.requests),
+    errors: sum((l) => l.errors),
+    timeouts: sum((l) => l.timeouts),
+    non2xx: sum((l) => l.non2xx),
+    answered: warmupAnswered + sum((l) => l.answered),
+    perSecond: loads.map((l) => l.requestsPerSecond.mean),
+    durationSeconds: sum((l) => l.durationSeconds),
+  };
+}
+
+/** The probe's figures over all of a server's turns: times and counts summed, peaks the highest, the heap the last. */
+export function combineRuntime(figures: RuntimeFigures[]): RuntimeFigures | undefined {
+  if (figures.length === 0) return undefined;
+  const wallMs = figures.reduce((total, f) => total + f.wallMs, 0);
+  const gcKind = (pick: (f: RuntimeFigures) => GcKindFigures): GcKindFigures => {
+    const count = figures.reduce((total, f) => total + pick(f).count, 0);
+    const ms = figures.reduce((total, f) => total + pick(f).ms, 0);
+    return { count, ms, share: wallMs > 0 ? ms / wallMs : 0 };
+  };
+  const peaks = (pick: (f: RuntimeFigures) => Record<string, number> | undefined): Record<string, number> | undefined => {
+    const all = figures.map(pick).filter((p) => p !== undefined);
+    if (all.length === 0) return undefined;
+    const out: Record<string, number> = {};
+    for (const peak of all) for (const [type, count] of Object.entries(peak)) out[type] = Math.max(out[type] ?? 0, count);
+    return out;
+  };
+  const last = figures.at(-1)!;
+  const pendingPeak = peaks((f) => f.pendingPeak);
+  return {
+    ...last,
+    wallMs,
+    gc: { minor: gcKind((f) => f.gc.minor), major: gcKind((f) => f.gc.major), other: gcKind((f) => f.gc.other) },
+    eventLoopDelay: { ...last.eventLoopDelay, p99: median(figures.map((f) => f.eventLoopDelay.p99)), max: Math.max(...figures.map((f) => f.eventLoopDelay.max)) },
+    activeResourcesPeak: peaks((f) => f.activeResourcesPeak) ?? {},
+    ...(pendingPeak ? { pendingPeak } : {}),
+  };
+}
