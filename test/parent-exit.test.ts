@@ -111,6 +111,8 @@ interface Started {
   npm: ChildProcess;
   tree: Tree;
   output: () => string;
+  /** Settles when the npm process has exited and every holder of its pipes has closed them. */
+  closed: Promise<unknown>;
 }
 
 function startThroughNpm(command: string, args: string[]): Started {
@@ -120,7 +122,8 @@ function startThroughNpm(command: string, args: string[]): Started {
   const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-16_000));
   npm.stdout!.on('data', collect);
   npm.stderr!.on('data', collect);
-  return { npm, tree: new Tree(npm.pid!), output: () => output };
+  const closed = new Promise((resolve) => npm.once('close', resolve));
+  return { npm, tree: new Tree(npm.pid!), output: () => output, closed };
 }
 
 /** SIGTERM to the npm process only; then how long until no process of its tree is left, at most 10 s. */
@@ -163,6 +166,12 @@ async function expectAllGone(started: Started, what: string): Promise<void> {
   for (const port of started.tree.ports) expect(await isPortFree(port), `port ${port} still open`).toBe(true);
 }
 
+/** Everything the tree wrote: its pipes close once the last process holding them is gone (at most 5 s). */
+async function finalOutput({ closed, output }: Started): Promise<string> {
+  await Promise.race([closed, sleep(5000)]);
+  return output();
+}
+
 /** Polls until `ready` holds, at most 30 s; fails at once, with the output, if the npm process has exited. */
 async function until(started: Started, what: string, ready: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = performance.now() + 30_000;
@@ -188,10 +197,14 @@ describe('SIGTERM to the npm process alone ends everything it started', () => {
       expect(res.status, await res.clone().text()).toBeLessThan(300);
       const { id } = (await res.json()) as { id: string };
       // A page watching the run, so the hub does not cancel it as unwatched before the signal.
-      void fetch(`${url}/api/runs/${id}/events`, { signal: events.signal }).then((r) => r.body?.pipeTo(new WritableStream()), () => {});
+      void fetch(`${url}/api/runs/${id}/events`, { signal: events.signal })
+        .then((r) => r.body?.pipeTo(new WritableStream()))
+        .catch(() => {});
       await until(started, "the run's server listened", listens(started.tree, [port]));
       await expectAllGone(started, 'npm start with a live run');
       expect(started.tree.ports.has(port)).toBe(true);
+      // Through the same path as SIGTERM to the CLI: the live run cancelled in order, not just killed.
+      expect(await finalOutput(started)).toMatch(/parent process \(pid \d+\) ended: stopping the servers[\s\S]*cancelled the live run of 01/);
     } finally {
       events.abort();
       cleanUp(started);
@@ -204,6 +217,7 @@ describe('SIGTERM to the npm process alone ends everything it started', () => {
       await until(started, 'a server listened', listens(started.tree));
       await sleep(1000); // into the load
       await expectAllGone(started, 'npm run workshop -- verify 01');
+      expect(await finalOutput(started)).toMatch(/parent process \(pid \d+\) ended: stopping the servers/);
     } finally {
       cleanUp(started);
     }
@@ -215,6 +229,7 @@ describe('SIGTERM to the npm process alone ends everything it started', () => {
       await until(started, 'a server listened', listens(started.tree));
       await sleep(1000);
       await expectAllGone(started, 'npx workshop verify 01');
+      expect(await finalOutput(started)).toMatch(/parent process \(pid \d+\) ended: stopping the servers/);
     } finally {
       cleanUp(started);
     }
