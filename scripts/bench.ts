@@ -183,8 +183,8 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
  * Whether the servers are measured in turns (steady-turns.ts): the exercise's steady load, judged. A plain
  * `run --load`, a ramp and a soak load one server as they always did.
  */
-export function inTurns(exercise: Exercise, options: BenchOptions): boolean {
-  return !options.checkOnly && !options.measure && options.judge !== false && !exercise.manifest.load.ramp;
+export function inTurns(_exercise: Exercise, options: BenchOptions): boolean {
+  return !options.checkOnly && !options.measure && options.judge !== false;
 }
 
 interface Started {
@@ -287,7 +287,8 @@ async function afterTurns(
   const { manifest } = exercise;
   try {
     const freshCopy = manifest.load.freshCopy;
-    if (freshCopy) {
+    // Only a server held to a target on it needs its fresh copy (the references have none).
+    if (freshCopy && (run.role === 'stage' || run.role === 'mine')) {
       run.freshCopy = await besideFreshCopy(file, startOptions, server, manifest.load, freshCopy.pairs, onProgress);
       if (server.exit()) return noteCrash(run, server, 'beside its fresh copy');
     }

@@ -19,6 +19,7 @@ import { removeServiceDataNow } from './services/index.ts';
 import { TOOLS, type ProfileTool } from './profile/tools.ts';
 import { nearest } from './suggest.ts';
 import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
+import type { RunReport } from './result.ts';
 import { UsageError } from './usage-error.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
@@ -54,7 +55,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...JSON_FLAG,
     },
   },
-  verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass', args: ['<ex>'], flags: { ...RUNS_FLAG, ...TRACE_FLAG, ...JSON_FLAG } },
+  verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass, 1 on a fail, 3 when too close to call', args: ['<ex>'], flags: { ...RUNS_FLAG, ...TRACE_FLAG, ...JSON_FLAG } },
   watch: { summary: 'verify now and on every save of server.ts (default: the list, then the next unsolved exercise)', args: ['[ex]'], flags: { ...TRACE_FLAG } },
   hint: { summary: 'show the next hint, from gentle to explicit', args: ['<ex>'], flags: {} },
   solution: { summary: 'what each reference stage changes, with its diff (after a pass, or with --force)', args: ['<ex>'], flags: { force: { description: 'show it before you have passed' } } },
@@ -163,6 +164,11 @@ async function exerciseArg(args: ParsedArgs): Promise<Exercise> {
   return loadExercise(resolveExerciseId(args.positionals[0]!));
 }
 
+/** 0 on a pass, 3 when a target was too close to call (or this machine cannot judge it), 1 on a fail. */
+export function exitCodeOf(report: RunReport): number {
+  return report.pass ? 0 : report.tooClose ? 3 : 1;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMANDS);
   const nodeFlags = args.flags['trace-warnings'] ? ['--trace-warnings'] : [];
@@ -186,7 +192,7 @@ export async function main(argv: string[]): Promise<number> {
       return run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags, soak, ramp });
     }
     case 'verify':
-      return (await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs) })).pass ? 0 : 1;
+      return exitCodeOf(await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs) }));
     case 'watch': {
       // Without an exercise: the list, then the next unsolved one (what npm start did before the hub).
       const all = args.positionals[0] ? undefined : await loadAllExercises();
@@ -210,7 +216,7 @@ export async function main(argv: string[]): Promise<number> {
       return profile(exercise, { choice, tool: toolOption(args.flags.tool), traceWarnings: args.flags['trace-warnings'] === true });
     }
     case 'demo':
-      return (await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) })).pass ? 0 : 1;
+      return exitCodeOf(await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) }));
     default:
       throw new UsageError(`unknown command "${args.command}"`);
   }

@@ -47,6 +47,12 @@ export interface Target {
   against: Reference;
   atLeast?: number;
   atMost?: number;
+  /**
+   * A target that only means something with this many cores for the server (a fix that spreads work
+   * over cores): with fewer available (`os.availableParallelism()`, which honours `taskset`), it is not
+   * judged, and the verdict says why in `why`.
+   */
+  needsCores?: { count: number; why: string };
 }
 
 export interface LoadProfile {
@@ -80,8 +86,11 @@ export interface LoadProfile {
    * How the servers of one verdict take turns (see steady-turns.ts): each is loaded for `seconds` in turn,
    * round after round; at least `minRounds` rounds, then more while a target is too close to call, up to
    * `maxRounds`. Defaults: 1 s, 5 and 11 rounds. A server whose requests take seconds needs longer turns.
+   * `connections` replaces load.connections for the warm-ups and turns (a ramp's queue limit is not a
+   * steady load's). A server whose bug grows with age sets minRounds = maxRounds, so every run measures
+   * it at the same age (see docs/measuring.md).
    */
-  turns?: { seconds?: number; minRounds?: number; maxRounds?: number };
+  turns?: { seconds?: number; minRounds?: number; maxRounds?: number; connections?: number };
 }
 
 /** One answer the load received, kept for the contract check (see answers.ts). Header names are lower case. */

@@ -4,15 +4,12 @@
 import { runBench, type BenchOptions, type ServerSpec } from './bench.ts';
 import type { Exercise } from './exercises.ts';
 import type { RunReport, ServerVerdict, Spread, TargetResult } from './result.ts';
-import { median } from './stats.ts';
+import { cv, median } from './stats.ts';
 import { bounds, NOISE_SPREADS, verdictsPass } from './verdict.ts';
 
 
 export function spread(values: number[]): Spread {
-  const mid = median(values);
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const sd = values.length > 1 ? Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
-  return { values, median: mid, cv: mean !== 0 ? sd / Math.abs(mean) : 0 };
+  return { values, median: median(values), cv: cv(values) };
 }
 
 export async function runBenchRepeated(exercise: Exercise, specs: ServerSpec[], options: BenchOptions, runs: number): Promise<RunReport> {

@@ -15,7 +15,7 @@ export function renderReport(report: RunReport): string {
     bold(`Exercise ${report.exercise.id} · ${report.exercise.title}`),
     dim(
       `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
-        `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? `${load.durationSeconds} s measured`} · ${report.startedAt}`,
+        `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? turnsFor(report) ?? `${load.durationSeconds} s measured`} · ${report.startedAt}`,
     ),
     '',
     figuresTable(report.servers),
@@ -26,11 +26,21 @@ export function renderReport(report: RunReport): string {
   // A soak's seconds are too many for one line: its section shows them window by window.
   const steady = measured.filter((s) => !s.soak);
   if (steady.some((s) => (s.load?.perSecond.length ?? 0) >= 4)) {
-    lines.push('', bold('req/s second by second, measured phase (each server to its own scale)'), perSecondLines(steady));
+    const what = report.turns ? 'req/s turn by turn' : 'req/s second by second, measured phase';
+    lines.push('', bold(`${what} (each server to its own scale)`), perSecondLines(steady));
   }
   for (const server of report.servers.filter((s) => s.ramp)) lines.push('', rampSection(server));
   if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
   for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
+  const sampled = report.servers.filter((s) => s.answers);
+  if (sampled.length > 0) {
+    lines.push('', bold('answers under load, held to the contract'));
+    for (const server of sampled) {
+      const { sampled: n, broken } = server.answers!;
+      const again = server.checkAfterLoad ? (server.checkAfterLoad.ok ? '; the probe after the load passed' : `; ${red('the probe after the load failed')}`) : '';
+      lines.push(`${server.label}: ${broken === 0 && n > 0 ? green('✓') : red('✗')} ${integer(n - broken)} of ${integer(n)} sampled answers kept it${again}`);
+    }
+  }
   const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);
   if (afterLoad.length > 0) {
     lines.push('', bold('after the load'));
@@ -39,13 +49,20 @@ export function renderReport(report: RunReport): string {
       lines.push(`${server.label}: ${green('✓')} ${first}${rest.length > 0 ? dim(` (and ${rest.length} more checks)`) : ''}`);
     }
   }
-  const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok) || (s.afterLoad && !s.afterLoad.ok));
+  const failures = report.servers.filter((s) => s.failure || (s.check && !s.check.ok) || (s.checkAfterLoad && !s.checkAfterLoad.ok) || (s.afterLoad && !s.afterLoad.ok));
   for (const server of failures) lines.push('', serverProblems(server));
   if (report.verdicts.length > 0) {
     lines.push('', bold('verdict'));
     for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
     const runs = report.runs ? dim(` (passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)`) : '';
-    lines.push('', (report.pass ? green(bold('PASS')) : red(bold('FAIL'))) + runs);
+    lines.push('', (report.pass ? green(bold('PASS')) : report.tooClose ? yellow(bold('TOO CLOSE TO CALL')) : red(bold('FAIL'))) + runs);
+    if (report.tooClose) {
+      lines.push(
+        `A target's interval still straddled its threshold after ${report.turns?.rounds ?? 'the most'} rounds: this machine cannot tell ` +
+          'a pass from a fail here. Run verify again on a quieter machine (close what else runs), or take the figures as a sign the fix is ' +
+          'close but not clearly there. Exit code 3.',
+      );
+    }
   } else if (!report.pass) {
     lines.push('', red(bold('FAIL')));
   }
@@ -77,10 +94,10 @@ function figuresTable(servers: ServerRun[]): string {
       s.title,
       integer(l.requestsPerSecond.mean),
       integer(l.requestsPerSecond.stdev),
-      String(l.latency.p50),
-      String(l.latency.p90),
-      String(l.latency.p99),
-      String(l.latency.max),
+      latency(l.latency.p50),
+      latency(l.latency.p90),
+      latency(l.latency.p99),
+      latency(l.latency.max),
       (l.bytesPerSecond / 1e6).toFixed(1),
       problems > 0 ? red(`${l.errors}/${l.timeouts}/${l.non2xx}`) : '0/0/0',
       status,
@@ -91,6 +108,11 @@ function figuresTable(servers: ServerRun[]): string {
     rows,
     [false, false, true, true, true, true, true, true, true, true, false],
   );
+}
+
+/** autocannon's whole milliseconds as they are; times measured per answer to a tenth under 10 ms. */
+function latency(ms: number): string {
+  return Number.isInteger(ms) || ms >= 10 ? integer(ms) : ms.toFixed(1);
 }
 
 function bars(servers: ServerRun[]): string {
@@ -191,6 +213,7 @@ function serverProblems(server: ServerRun): string {
   const lines = [red(`${server.label} (${server.file}):`)];
   if (server.failure) lines.push(`  ${server.failure}`);
   for (const failure of server.check?.failures ?? []) lines.push(`  ✗ ${failure}`);
+  for (const failure of server.checkAfterLoad?.failures ?? []) lines.push(`  ✗ the probe after the load: ${failure}`);
   for (const failure of server.afterLoad?.failures ?? []) lines.push(`  ✗ after the load: ${failure}`);
   if (server.output?.trim()) {
     lines.push(dim('  what the server printed (last lines):'));
@@ -229,6 +252,7 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
         `(±${percent(noisy.spread!.cv, 0)}) of the target, so this machine is too noisy to call it: run again with more --runs, or on a quieter machine`,
     );
   }
+  if (verdict.cannotJudge) lines.push(`    ${yellow('why:')} ${verdict.cannotJudge}`);
   if (verdict.notExpectedHere) lines.push(`    ${yellow('note:')} ${verdict.notExpectedHere}`);
   if (verdict.expectedToFail) lines.push(`    ${yellow('why it is shown:')} ${verdict.expectedToFail.why}`);
   return lines.join('\n');
@@ -263,9 +287,16 @@ function targetRow(result: TargetResult, server?: ServerRun): string[] {
   ];
 }
 
-/** ok or short; with --runs, the ratio's run-to-run spread, and a warning when it is too close to call. */
+/**
+ * ok or short, and in turns the interval of the median ratio over the rounds; with --runs, the ratio's
+ * run-to-run spread, and a warning when it is too close to call.
+ */
 function targetStatus(result: TargetResult): string {
-  const status = result.pass ? green('ok') : result.note ? yellow(result.note) : red('short');
+  const status = result.pass ? green('ok') : result.tooClose ? yellow('too close to call') : result.note ? yellow(result.note) : red('short');
+  const rounds = result.rounds;
+  if (rounds) {
+    return `${status} ${dim(`(${ratio(rounds.low)} to ${ratio(rounds.high)} over ${rounds.ratios.length} rounds, ${Math.round(rounds.confidence * 100)}% interval)`)}`;
+  }
   if (!result.spread) return status;
   const spreadText = dim(`(${result.spread.values.map((v) => ratio(v)).join(', ')}; spread ±${percent(result.spread.cv, 0)})`);
   return `${status} ${spreadText}${result.noisy ? ` ${yellow('⚠ too noisy to call')}` : ''}`;
@@ -275,6 +306,11 @@ function targetStatus(result: TargetResult): string {
 function rampedFor(report: RunReport): string | undefined {
   const ramp = report.servers.find((s) => s.ramp)?.ramp;
   return ramp ? `a ramp from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
+}
+
+function turnsFor(report: RunReport): string | undefined {
+  const turns = report.turns;
+  return turns ? `${turns.rounds} rounds of ${turns.seconds} s turns (at most ${turns.maxRounds})` : undefined;
 }
 
 function soakedFor(report: RunReport): string | undefined {

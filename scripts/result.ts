@@ -87,6 +87,8 @@ export interface TargetResult {
   rounds?: { ratios: number[]; low: number; high: number; confidence: number };
   /** The interval straddles the target after the most rounds allowed: neither a pass nor a fail. */
   tooClose?: boolean;
+  /** Why this machine cannot judge it (Target.needsCores). */
+  cannotJudge?: string;
   /** With --runs N: the ratio in each run; `ratio` is then their median. */
   spread?: Spread;
   /** With --runs N: the margin is within two run-to-run spreads, so the machine is too noisy to call it. */

@@ -13,12 +13,17 @@ export function percentile(values: readonly number[], fraction: number): number 
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
 }
 
-/** Coefficient of variation (sample sd / mean); 0 for fewer than two values. */
-export function cv(values: readonly number[]): number {
+/** Sample standard deviation; 0 for fewer than two values. */
+export function sd(values: readonly number[]): number {
   if (values.length < 2) return 0;
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const sd = Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1));
-  return mean !== 0 ? sd / Math.abs(mean) : 0;
+  return Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
+/** Coefficient of variation (sample sd / mean); 0 for fewer than two values. */
+export function cv(values: readonly number[]): number {
+  const mean = values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+  return mean !== 0 ? sd(values) / Math.abs(mean) : 0;
 }
 
 /** The chance that a fair coin thrown n times shows heads at most k times. */

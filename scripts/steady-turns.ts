@@ -11,7 +11,7 @@ import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
 import type { ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
 import { waitUntilIdle } from './idle.ts';
-import { median, percentile } from './stats.ts';
+import { median, percentile, sd } from './stats.ts';
 
 export const DEFAULT_TURNS = { seconds: 1, minRounds: 5, maxRounds: 11 };
 
@@ -31,11 +31,19 @@ export interface TurnsOptions {
 
 /** The turns' settings of a load profile, with their defaults. */
 export function turnsOf(profile: LoadProfile): typeof DEFAULT_TURNS {
-  return { ...DEFAULT_TURNS, ...profile.turns };
+  const { seconds = DEFAULT_TURNS.seconds, minRounds = DEFAULT_TURNS.minRounds, maxRounds = DEFAULT_TURNS.maxRounds } = profile.turns ?? {};
+  return { seconds, minRounds, maxRounds };
+}
+
+/** The load of a turn: the profile's, with the turns' own connections when it sets them. */
+export function turnLoad(profile: LoadProfile): LoadProfile {
+  const connections = profile.turns?.connections;
+  return connections ? { ...profile, connections } : profile;
 }
 
 /** Warms every server up in turn (then waits for it to go idle when the profile asks). Returns each one's 2xx answers. */
-export async function warmUpInTurns(contenders: Contender[], profile: LoadProfile, onProgress: TurnsOptions['onProgress']): Promise<number[]> {
+export async function warmUpInTurns(contenders: Contender[], manifestLoad: LoadProfile, onProgress: TurnsOptions['onProgress']): Promise<number[]> {
+  const profile = turnLoad(manifestLoad);
   const answered: number[] = [];
   for (const { run, server } of contenders) {
     answered.push(await runWarmup(server.url, profile, (progress) => onProgress(run.label, progress)));
@@ -45,8 +53,9 @@ export async function warmUpInTurns(contenders: Contender[], profile: LoadProfil
 }
 
 /** Loads the servers in turns, round after round; each run's `turns` gets its figures. Returns the rounds run. */
-export async function loadInTurns(contenders: Contender[], profile: LoadProfile, options: TurnsOptions): Promise<number> {
-  const { seconds, minRounds, maxRounds } = turnsOf(profile);
+export async function loadInTurns(contenders: Contender[], manifestLoad: LoadProfile, options: TurnsOptions): Promise<number> {
+  const { seconds, minRounds, maxRounds } = turnsOf(manifestLoad);
+  const profile = turnLoad(manifestLoad);
   let live = [...contenders];
   let round = 0;
   while (round < maxRounds && live.length > 0) {
@@ -119,7 +128,7 @@ export function combineTurns(turns: TurnFigures[], warmupAnswered: number): Load
   const sum = (pick: (l: LoadResult) => number) => loads.reduce((total, l) => total + pick(l), 0);
   const mid = (pick: (l: LoadResult) => number) => median(loads.map(pick));
   return {
-    requestsPerSecond: { mean: mid((l) => l.requestsPerSecond.mean), stdev: 0 },
+    requestsPerSecond: { mean: mid((l) => l.requestsPerSecond.mean), stdev: sd(loads.map((l) => l.requestsPerSecond.mean)) },
     latency: { p50: mid((l) => l.latency.p50), p90: mid((l) => l.latency.p90), p99: mid((l) => l.latency.p99), max: Math.max(...loads.map((l) => l.latency.max)), mean: mid((l) => l.latency.mean) },
     bytesPerSecond: mid((l) => l.bytesPerSecond),
     requests: sum((l) => l.requests),

@@ -1,4 +1,5 @@
 // Judges each server of a run against its targets, as ratios to references measured in the same run.
+import { availableParallelism } from 'node:os';
 import { stageHoldsHere, type ExerciseManifest, type Metric, type Reference, type Target } from './manifest.ts';
 import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
 
@@ -141,10 +142,19 @@ export function honestyProblems(run: ServerRun): string[] {
   return problems;
 }
 
+/** Why this machine cannot judge the target (too few cores for it), or undefined when it can. */
+export function cannotJudgeHere(target: Target, cores = availableParallelism()): string | undefined {
+  const needs = target.needsCores;
+  if (!needs || cores >= needs.count) return undefined;
+  return `the server has ${cores} core${cores === 1 ? '' : 's'} here and this target needs ${needs.count}: ${needs.why}`;
+}
+
 export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): TargetResult {
   const metric = METRICS[target.metric];
   const required = (target.atLeast ?? target.atMost)!;
   const name = target.against === 'itself' ? metric.name : `${metric.name} vs ${target.against}`;
+  const cannot = cannotJudgeHere(target);
+  if (cannot) return { target, name, referenceLabel: target.against, pass: false, note: 'cannot be judged here', cannotJudge: cannot };
   if (target.against === 'itself') {
     // The metric is already a ratio of the server's own figures: it is judged as it is.
     const value = metric.value(run);
@@ -247,6 +257,8 @@ function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdic
         const rejected = problems.some((p) => p.includes(problem));
         return { label: run.label, pass: false, targets, problems, expectedToFail: { why, problem, rejected } };
       }
+      const cannotJudge = problems.length === 0 ? targets.find((t) => t.cannotJudge)?.cannotJudge : undefined;
+      if (cannotJudge) return { label: run.label, pass: false, targets, problems, cannotJudge };
       const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
       const tooClose = !pass && problems.length === 0 && targets.some((t) => t.tooClose) && targets.every((t) => t.pass || t.tooClose);
       return { label: run.label, pass, targets, problems, ...(tooClose ? { tooClose } : {}), ...(notExpectedHere ? { notExpectedHere } : {}) };

@@ -167,8 +167,11 @@ export default defineExercise({
     connections: 10,
     warmupSeconds: 2,
     durationSeconds: 12,
-    // throughputKept: then a fresh copy of the same file beside it, the two loaded in turns, 6 s each.
-    freshCopy: { pairs: 6 },
+    // The shipped server slows with every reload, 20 a second, whether loaded or not: every server starts
+    // together and the rounds are fixed, so each run compares them at the same ages.
+    turns: { seconds: 1, minRounds: 6, maxRounds: 6 },
+    // throughputKept: then a fresh copy of the same file beside it, the two loaded in turns, 5 s each.
+    freshCopy: { pairs: 5 },
   },
   check,
   contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
@@ -179,14 +182,14 @@ export default defineExercise({
       changes:
         "Each reload used to mount the whole site again: it removed the old API routes (the layers with a `.route`) but not the static-file middleware, so every reload left one more `express.static` layer in front of the API, 20 a second here. Every API request walked all of them, and each one asked the disk (an `fs.stat` through the libuv threadpool) for a file named like the API path, got ENOENT and called `next()`. Now the static files and a single dispatching layer are mounted once, at start, and a reload builds a fresh `express.Router()` from the new table and swaps it in with one assignment: requests already on their way finish on the router they started with, and the app's stack stays at 3 layers plus the table's routes however long it runs.",
       targets: [
-        { metric: 'throughputKept', against: 'itself', atLeast: 0.7 },
-        { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 },
+        { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
       ],
     },
   ],
   goal: [
-    { metric: 'throughputKept', against: 'itself', atLeast: 0.7 },
-    { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 },
+    { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
   ],
   profile: {
     lookFor:

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise } from '../../scripts/manifest.ts';
+import { defineExercise, type Target } from '../../scripts/manifest.ts';
 
 /** The n the probe asks for: the edges of the recursion, and the n of the load. */
 const PROBE_N = [0, 1, 2, 10, 25, 30];
@@ -78,6 +78,18 @@ async function check(baseUrl: string): Promise<CheckResult> {
   return expect.result();
 }
 
+/**
+ * Saturated throughput against the shipped single process, with at least two cores for the server: one
+ * worker per core answers ~1.8x one process on two cores here (the load generator shares them), so 1.4x
+ * keeps a margin both ways (the shipped file reads ~1.0x).
+ */
+const SCALES_OUT: Target = {
+  metric: 'requestsPerSecond',
+  against: 'broken',
+  atLeast: 1.4,
+  needsCores: { count: 2, why: 'on one core, workers only take turns on it, and no number of processes answers more than one does' },
+};
+
 export default defineExercise({
   id: '09-cpu-scaling',
   title: 'How Node scales with CPU',
@@ -94,9 +106,12 @@ export default defineExercise({
     // The most requests in flight at once: past the knee they queue, up to this many.
     connections: 100,
     warmupSeconds: 2,
-    // A steady load's length (`profile 09`); the ramp's is its steps.
+    // A steady load's length (`profile 09`, `run 09 --load`); the ramp's is its steps.
     durationSeconds: 5,
-    // A climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
+    // The verdict: the saturated throughput of the servers in turns, 2 s each. Eight requests open at once
+    // keep two cores busy without the queue of the ramp's 100 (whose answers would take a second each).
+    turns: { seconds: 2, connections: 8, minRounds: 5, maxRounds: 9 },
+    // `run 09 --ramp` draws the picture: a climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
     // turns (see scripts/ramp.ts). Here one process keeps up to ~105-150 req/s and one worker per core to
     // ~210-285; the top leaves room for a faster machine. A ramp takes ~30-40 s a server.
     ramp: { from: 30, to: 435, steps: 10, stepSeconds: 2 },
@@ -109,11 +124,10 @@ export default defineExercise({
       title: 'one worker per core',
       changes:
         "node:cluster: the primary process forks one worker per core (os.availableParallelism()), each running the unchanged service; the workers share the port, and the primary hands out connections in turn. A worker that dies while serving is replaced. The work per request is the same, but now every core does it: the knee moves up by about the number of cores, less what the load generator on the same machine takes.",
-      targets: [{ metric: 'kneeRate', against: 'broken', atLeast: 1.6 }],
+      targets: [SCALES_OUT],
     },
   ],
-  goal: [{ metric: 'kneeRate', against: 'broken', atLeast: 1.6 }],
-  symptom: [{ metric: 'latencyCliff', against: 'itself', atLeast: 10 }],
+  goal: [SCALES_OUT],
   profile: {
     lookFor:
       'Nearly every sample is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).',
