@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Exercise } from './exercises.ts';
 import { AnswerSampler, checkAnswers } from './answers.ts';
-import { runCheck } from './check.ts';
+import { probeAnswers, runCheck } from './check.ts';
 import { waitUntilIdle } from './idle.ts';
 import { runLoad, runWarmup, type LoadProgress } from './load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
@@ -15,7 +15,7 @@ import { relativeToRoot } from './paths.ts';
 import type { FreshCopyResult, RunReport, ServerRun } from './result.ts';
 import { ServerStartError, startServer, type RunningServer, type StartOptions } from './server-process.ts';
 import { startServices, type ServiceContexts, type Services } from './services/index.ts';
-import { combineRuntime, combineTurns, loadInTurns, turnsOf, warmUpInTurns, type Contender } from './steady-turns.ts';
+import { combineHeap, combineRuntime, combineTurns, loadInTurns, turnsOf, warmUpInTurns, type Contender } from './steady-turns.ts';
 import { ALONE, Turns, type TurnTaker } from './turns.ts';
 import { heapTrend } from './trend.ts';
 import { UsageError } from './usage-error.ts';
@@ -183,8 +183,8 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
  * Whether the servers are measured in turns (steady-turns.ts): the exercise's steady load, judged. A plain
  * `run --load`, a ramp and a soak load one server as they always did.
  */
-export function inTurns(_exercise: Exercise, options: BenchOptions): boolean {
-  return !options.checkOnly && !options.measure && options.judge !== false;
+export function inTurns(exercise: Exercise, options: BenchOptions): boolean {
+  return !options.checkOnly && !options.measure && options.judge !== false && exercise.manifest.load.turns !== false;
 }
 
 interface Started {
@@ -202,7 +202,7 @@ async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Ser
   const nodeFlags = [...spec.run.nodeFlags, ...(options.extraNodeFlags ?? [])];
   const run: ServerRun = { ...spec.run, nodeFlags };
   const { env, contexts } = await services.prepare();
-  if (manifest.probe?.asyncResources) env.HOTPATH_ASYNC_RESOURCES = '1';
+  probeEnv(manifest, env);
   let server: RunningServer;
   const startOptions = { nodeFlags, env };
   try {
@@ -245,12 +245,12 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services:
     }
     const onProgress = (label: string, progress: LoadProgress) => options.onEvent?.({ type: 'load', label, progress });
     const warmedUp = await warmUpInTurns(contenders, manifest.load, onProgress);
-    const heapFrom = contenders.map((c) => c.server.samples.length);
     const settle = () => {
       contenders.forEach((c, i) => {
         const turns = c.run.turns ?? [];
         c.run.load = combineTurns(turns, warmedUp[i]!);
         c.run.runtime = combineRuntime(turns.map((t) => t.runtime).filter((r) => r !== undefined));
+        c.run.heap = combineHeap(turns);
       });
     };
     rounds = await loadInTurns(contenders, manifest.load, {
@@ -262,10 +262,8 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services:
       onCrash: ({ run, server }) => noteCrash(run, server, 'during its turn'),
     });
     settle();
-    for (const [i, contender] of contenders.entries()) {
+    for (const contender of contenders) {
       const { run, server, sampler } = contender;
-      // The probe samples once a second; the first after the turns began may still cover the warm-up.
-      run.heap = heapTrend(server.samples.slice(heapFrom[i]! + 1).map((sample, n) => ({ wallMs: n * 1000, heapUsed: sample.heapUsed })));
       if (!server.exit()) await afterTurns(exercise, contender, options, (progress) => onProgress(run.label, progress));
       run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
       await server.stop();
@@ -294,8 +292,11 @@ async function afterTurns(
     }
     if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
     const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
+    const probed = probeAnswers(server.url);
     if (probe) run.checkAfterLoad = await runCheck((url) => probe(url, { services: contexts }), server.url);
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine') && run.load) {
+      // The probe's own requests did work too (an upload, a metric): the after-load check counts them.
+      run.load.answered += probeAnswers(server.url) - probed;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
         const { code, signal } = await server.stop(GRACEFUL_STOP_MS);
@@ -324,7 +325,7 @@ async function measureServer(
   const run: ServerRun = { ...spec.run, nodeFlags };
   let server: RunningServer;
   const { env, contexts } = await services.prepare();
-  if (manifest.probe?.asyncResources) env.HOTPATH_ASYNC_RESOURCES = '1';
+  probeEnv(manifest, env);
   try {
     server = await turns.take(async () => {
       starting();
@@ -391,11 +392,14 @@ async function measureServer(
       }
     }
     if (!request && !manifest.load.ramp) run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
+    const probed = probeAnswers(server.url);
     if (probe) {
       if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
       run.checkAfterLoad = await turns.take(() => runCheck((url) => probe(url, { services: contexts }), server.url));
     }
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
+      // The probe's own requests did work too (an upload, a metric): the after-load check counts them.
+      run.load.answered += probeAnswers(server.url) - probed;
       const { answered } = run.load;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
@@ -440,6 +444,12 @@ async function besideFreshCopy(
 export function sideBySide(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): boolean {
   if (specs.length < 2 || options.checkOnly || options.measure?.kind === 'soak') return false;
   return options.measure?.kind === 'ramp' || exercise.manifest.load.ramp !== undefined;
+}
+
+/** What the manifest asks of the injected probe, as its environment. */
+function probeEnv(manifest: Exercise['manifest'], env: NodeJS.ProcessEnv): void {
+  if (manifest.probe?.asyncResources) env.HOTPATH_ASYNC_RESOURCES = '1';
+  if (manifest.probe?.sampleMs) env.HOTPATH_SAMPLE_MS = String(manifest.probe.sampleMs);
 }
 
 function noteCrash(run: ServerRun, server: RunningServer, when: string): void {

@@ -30,8 +30,20 @@ export interface FetchedResponse {
   json: unknown;
 }
 
+/** 2xx answers probes got, by origin: the work a probe adds to what the load asked of a server. */
+const answeredByOrigin = new Map<string, number>();
+
+/** How many 2xx answers probes have had from this server (its base URL) so far. */
+export function probeAnswers(baseUrl: string): number {
+  return answeredByOrigin.get(new URL(baseUrl).origin) ?? 0;
+}
+
 export async function fetchResponse(url: string, init: RequestInit = {}, timeoutMs = 5000): Promise<FetchedResponse> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  if (response.status >= 200 && response.status < 300) {
+    const origin = new URL(url).origin;
+    answeredByOrigin.set(origin, (answeredByOrigin.get(origin) ?? 0) + 1);
+  }
   const text = await response.text();
   let json: unknown;
   try {

@@ -88,9 +88,10 @@ export interface LoadProfile {
    * `maxRounds`. Defaults: 1 s, 5 and 11 rounds. A server whose requests take seconds needs longer turns.
    * `connections` replaces load.connections for the warm-ups and turns (a ramp's queue limit is not a
    * steady load's). A server whose bug grows with age sets minRounds = maxRounds, so every run measures
-   * it at the same age (see docs/measuring.md).
+   * it at the same age (see docs/measuring.md). `false`: one server after another, each for
+   * durationSeconds, for a bug that needs sustained load to show (a backlog that drains between turns).
    */
-  turns?: { seconds?: number; minRounds?: number; maxRounds?: number; connections?: number };
+  turns?: { seconds?: number; minRounds?: number; maxRounds?: number; connections?: number } | false;
 }
 
 /** One answer the load received, kept for the contract check (see answers.ts). Header names are lower case. */
@@ -202,8 +203,12 @@ export interface ExerciseManifest {
    */
   ceilingFile?: string;
   services?: ServiceRequest[];
-  /** Opt-in probe figures that cost something to collect. asyncResources: live async resources by type (async_hooks). */
-  probe?: { asyncResources?: boolean };
+  /**
+   * Opt-in probe figures that cost something to collect. asyncResources: live async resources by type
+   * (async_hooks). sampleMs: how often the probe samples (default 1000): a heap's slope within a turn of a
+   * few seconds needs several samples a second.
+   */
+  probe?: { asyncResources?: boolean; sampleMs?: number };
   load: LoadProfile;
   /**
    * What every answer under load must be (see AnswerContract). The correctness probe runs again after
@@ -280,7 +285,7 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (!(ramp.stepSeconds >= 1 && ramp.steps * ramp.stepSeconds <= 600)) problems.push('load.ramp: stepSeconds must be 1 or more, the whole ramp 600 s at most');
   }
   const turns = manifest.load.turns;
-  if (turns) {
+  if (turns !== undefined && turns !== false) {
     const { seconds = 1, minRounds = 5, maxRounds = 11 } = turns;
     if (!(seconds >= 0.5 && seconds <= 30)) problems.push('load.turns.seconds must be between 0.5 and 30');
     if (!(Number.isInteger(minRounds) && minRounds >= 3)) problems.push('load.turns.minRounds must be a whole number, 3 or more');

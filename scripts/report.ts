@@ -15,7 +15,7 @@ export function renderReport(report: RunReport): string {
     bold(`Exercise ${report.exercise.id} · ${report.exercise.title}`),
     dim(
       `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
-        `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? turnsFor(report) ?? `${load.durationSeconds} s measured`} · ${report.startedAt}`,
+        `${measuredFor(report)} · ${report.startedAt}`,
     ),
     '',
     figuresTable(report.servers),
@@ -293,10 +293,7 @@ function targetRow(result: TargetResult, server?: ServerRun): string[] {
  */
 function targetStatus(result: TargetResult): string {
   const status = result.pass ? green('ok') : result.tooClose ? yellow('too close to call') : result.note ? yellow(result.note) : red('short');
-  const rounds = result.rounds;
-  if (rounds) {
-    return `${status} ${dim(`(${ratio(rounds.low)} to ${ratio(rounds.high)} over ${rounds.ratios.length} rounds, ${Math.round(rounds.confidence * 100)}% interval)`)}`;
-  }
+  if (result.rounds) return `${status} ${dim(`(${intervalText(result)})`)}`;
   if (!result.spread) return status;
   const spreadText = dim(`(${result.spread.values.map((v) => ratio(v)).join(', ')}; spread ±${percent(result.spread.cv, 0)})`);
   return `${status} ${spreadText}${result.noisy ? ` ${yellow('⚠ too noisy to call')}` : ''}`;
@@ -306,6 +303,19 @@ function targetStatus(result: TargetResult): string {
 function rampedFor(report: RunReport): string | undefined {
   const ramp = report.servers.find((s) => s.ramp)?.ramp;
   return ramp ? `a ramp from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
+}
+
+/** "2 s warm-up + 7 rounds of 1 s turns (at most 7)": how the servers of a report were loaded. */
+export function measuredFor(report: RunReport): string {
+  const { load } = report;
+  return `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? turnsFor(report) ?? `${load.durationSeconds} s measured`}`;
+}
+
+/** "1.09x to 1.55x over 7 rounds, 88% interval": a ratio's interval, for a target judged round by round. */
+export function intervalText(result: TargetResult): string {
+  const rounds = result.rounds;
+  if (!rounds) return '';
+  return `${ratio(rounds.low)} to ${ratio(rounds.high)} over ${rounds.ratios.length} rounds, ${Math.round(rounds.confidence * 100)}% interval`;
 }
 
 function turnsFor(report: RunReport): string | undefined {

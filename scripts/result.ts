@@ -47,6 +47,8 @@ export interface TurnFigures {
   round: number;
   load: LoadResult;
   runtime?: RuntimeFigures;
+  /** The heap's slope within the turn, from the probe's samples (several a second with probe.sampleMs). */
+  heap?: HeapTrend;
 }
 
 export interface AnswerCheck {

@@ -39,11 +39,11 @@ function binomialAtMost(n: number, k: number): number {
 
 /**
  * A distribution-free interval for the median of the population the values were drawn from: the k-th
- * lowest and k-th highest values, with k the largest that still covers the median with `confidence`
+ * lowest and k-th highest values, with k the largest that still covers the median with `wanted` confidence
  * (order statistics; no assumption about the shape of the noise). With too few values for that
  * confidence it is the lowest and highest value, and `confidence` says what it covers.
  */
-export function medianInterval(values: readonly number[], wanted = 0.9): { low: number; high: number; confidence: number } {
+export function medianInterval(values: readonly number[], wanted = 0.85): { low: number; high: number; confidence: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const n = sorted.length;
   let k = 1;

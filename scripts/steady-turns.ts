@@ -12,8 +12,12 @@ import type { ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
 import { waitUntilIdle } from './idle.ts';
 import { median, percentile, sd } from './stats.ts';
+import { heapTrend, type HeapTrend } from './trend.ts';
 
 export const DEFAULT_TURNS = { seconds: 1, minRounds: 5, maxRounds: 11 };
+
+/** A turn's heap slope is fitted on the lowest sample of each half second (the probe samples faster then). */
+const HEAP_WINDOW_MS = 500;
 
 export interface Contender {
   run: ServerRun;
@@ -31,13 +35,13 @@ export interface TurnsOptions {
 
 /** The turns' settings of a load profile, with their defaults. */
 export function turnsOf(profile: LoadProfile): typeof DEFAULT_TURNS {
-  const { seconds = DEFAULT_TURNS.seconds, minRounds = DEFAULT_TURNS.minRounds, maxRounds = DEFAULT_TURNS.maxRounds } = profile.turns ?? {};
+  const { seconds = DEFAULT_TURNS.seconds, minRounds = DEFAULT_TURNS.minRounds, maxRounds = DEFAULT_TURNS.maxRounds } = profile.turns || {};
   return { seconds, minRounds, maxRounds };
 }
 
 /** The load of a turn: the profile's, with the turns' own connections when it sets them. */
 export function turnLoad(profile: LoadProfile): LoadProfile {
-  const connections = profile.turns?.connections;
+  const connections = profile.turns ? profile.turns.connections : undefined;
   return connections ? { ...profile, connections } : profile;
 }
 
@@ -65,11 +69,14 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     for (const contender of order) {
       const { run, server, sampler } = contender;
       server.resetFigures();
+      const sampledFrom = server.samples.length;
       const load = await oneTurn(server.url, profile, seconds, sampler, (progress) =>
         options.onProgress(run.label, { ...progress, detail: `round ${round + 1} (at least ${minRounds}, at most ${maxRounds}), ${seconds} s a turn` }),
       );
       const runtime = await server.snapshot();
-      (run.turns ??= []).push({ round, load, ...(runtime ? { runtime } : {}) });
+      // The probe's samples since the reset: wallMs counts from the turn's start.
+      const heap = heapTrend(server.samples.slice(sampledFrom), HEAP_WINDOW_MS);
+      (run.turns ??= []).push({ round, load, ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
       // A server still working on the turn's abandoned requests would slow the next one's turn.
       if (profile.settleAfterWarmup) await waitUntilIdle(server);
       if (server.exit()) {
@@ -166,5 +173,18 @@ export function combineRuntime(figures: RuntimeFigures[]): RuntimeFigures | unde
     eventLoopDelay: { ...last.eventLoopDelay, p99: median(figures.map((f) => f.eventLoopDelay.p99)), max: Math.max(...figures.map((f) => f.eventLoopDelay.max)) },
     activeResourcesPeak: peaks((f) => f.activeResourcesPeak) ?? {},
     ...(pendingPeak ? { pendingPeak } : {}),
+  };
+}
+
+/** A server's heap over its turns: the median turn's slope (each turn's slope is fitted within it). */
+export function combineHeap(turns: TurnFigures[]): HeapTrend | undefined {
+  const trends = turns.map((t) => t.heap).filter((h) => h !== undefined);
+  if (trends.length === 0) return undefined;
+  return {
+    bytesPerSecond: median(trends.map((h) => h.bytesPerSecond)),
+    first: trends[0]!.first,
+    last: trends.at(-1)!.last,
+    peak: Math.max(...trends.map((h) => h.peak)),
+    points: trends.reduce((total, h) => total + h.points, 0),
   };
 }

@@ -23,7 +23,7 @@ interface MetricInfo {
 const METRICS: Record<Metric, MetricInfo> = {
   requestsPerSecond: { perTurn: true, name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean, format: (v) => `${integer(v)} req/s` },
   latencyP99: { perTurn: true, name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
-  heapGrowth: { perTurn: false, name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
+  heapGrowth: { perTurn: true, name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
   minorGcShare: { perTurn: true, name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
   minorGcPerRequest: {
     perTurn: true,
@@ -200,8 +200,8 @@ export function roundRatios(metric: MetricInfo, run: ServerRun, reference: Serve
   for (const turn of run.turns) {
     const other = reference.turns.find((t) => t.round === turn.round);
     if (!other) continue;
-    const value = metric.value({ ...run, load: turn.load, runtime: turn.runtime });
-    const base = metric.value({ ...reference, load: other.load, runtime: other.runtime });
+    const value = metric.value({ ...run, load: turn.load, runtime: turn.runtime, heap: turn.heap });
+    const base = metric.value({ ...reference, load: other.load, runtime: other.runtime, heap: other.heap });
     if (value !== undefined && base !== undefined && base > 0) ratios.push(value / base);
   }
   return ratios;

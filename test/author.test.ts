@@ -147,12 +147,24 @@ for (const exercise of exercises) {
   });
 }
 
-/** The smallest margin of any asserted target in the run, as ratio/target (or target/ratio for atMost). */
+/**
+ * The smallest margin of the run, as a factor: for a stage, its target passed by the least (ratio over
+ * target, or target over ratio for an at-most target); for the shipped file judged as the trainee's, the
+ * target it misses by the most (one miss fails the goal).
+ */
 function lowestMargin(report: RunReport): string {
-  const margins = report.verdicts
-    .filter((v) => !v.symptom && !v.notExpectedHere)
-    .flatMap((v) => v.targets.map((t) => ({ label: `${v.label} ${t.name}`, factor: t.margin === undefined ? undefined : t.margin + 1, pass: t.pass })))
-    .filter((m) => m.factor !== undefined);
-  const worst = margins.map((m) => ({ ...m, factor: m.pass ? m.factor! : 1 / m.factor! })).sort((a, b) => a.factor - b.factor)[0];
-  return worst ? `${worst.factor.toFixed(2)}x (${worst.label})` : 'none';
+  const factor = (t: { margin?: number }) => (t.margin === undefined ? undefined : t.margin + 1);
+  const margins: Array<{ label: string; factor: number }> = [];
+  for (const verdict of report.verdicts.filter((v) => !v.symptom && !v.notExpectedHere && !v.cannotJudge)) {
+    const judged = verdict.targets.filter((t) => factor(t) !== undefined);
+    if (judged.length === 0) continue;
+    if (verdict.label === 'mine') {
+      const worst = judged.reduce((a, b) => (factor(a)! < factor(b)! ? a : b));
+      margins.push({ label: `mine misses ${worst.name}`, factor: 1 / factor(worst)! });
+    } else {
+      for (const t of judged) margins.push({ label: `${verdict.label} ${t.name}`, factor: factor(t)! });
+    }
+  }
+  const lowest = margins.sort((a, b) => a.factor - b.factor)[0];
+  return lowest ? `${lowest.factor.toFixed(2)}x (${lowest.label})` : 'none';
 }

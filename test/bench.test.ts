@@ -3,51 +3,39 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
-import { Expectations, fetchResponse } from '../scripts/check.ts';
-import type { Exercise } from '../scripts/exercises.ts';
+import { Expectations } from '../scripts/check.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { fixture } from './helpers.ts';
-import { sampleManifest } from './sample.ts';
-
-/** An exercise made of fixture servers, with a short load, to run the whole pipeline quickly. */
-function fixtureExercise(files: { mine: string; broken?: string }): Exercise {
-  const manifest = sampleManifest({
-    load: { path: '/', connections: 2, warmupSeconds: 1.5, durationSeconds: 1 },
-    check: async (baseUrl) => {
-      const expect = new Expectations();
-      const response = await fetchResponse(baseUrl);
-      expect.expect(response.text === 'ok', 'answers ok', `got ${JSON.stringify(response.text)}`);
-      return expect.result();
-    },
-  });
-  return {
-    manifest,
-    dir: '',
-    solutionsDir: '',
-    serverFile: fixture(files.mine),
-    shippedFile: fixture(files.broken ?? 'answers.ts'),
-    ceilingFile: fixture('answers.ts'),
-    stageFile: () => fixture('answers.ts'),
-  };
-}
+import { fixtureExercise } from './sample.ts';
 
 describe('bench', () => {
-  it('probes, loads and judges each server, with the probe figures of the measured phase', async () => {
+  it('probes, loads in turns and judges each server, with the probe figures of its turns', async () => {
     const exercise = fixtureExercise({ mine: 'answers.ts' });
     const report = await runBench(exercise, [specFor(exercise, 'broken'), specFor(exercise, 'mine')]);
     const [broken, mine] = report.servers;
     expect(broken!.load!.requests).toBeGreaterThan(0);
     expect(mine!.check!.ok).toBe(true);
-    expect(mine!.runtime!.wallMs).toBeLessThan(2_000); // reset after the 1.5 s warm-up: about the measured second
+    // Far from the 10x goal: decided after the fewest rounds (5 turns of 1 s each).
+    expect(report.turns).toEqual({ rounds: 5, seconds: 1, maxRounds: 11 });
+    expect(mine!.turns).toHaveLength(5);
+    // The probe's figures are reset at each turn: they add up to the turns, not the warm-ups.
+    expect(mine!.runtime!.wallMs).toBeGreaterThan(4_500);
+    expect(mine!.runtime!.wallMs).toBeLessThan(7_000);
     expect(mine!.runtime!.heapUsed).toBeGreaterThan(0);
-    // One figure per measured second, without the empty tick autocannon sends as it ends.
-    expect(mine!.load!.perSecond).toHaveLength(1);
+    // One figure per turn.
+    expect(mine!.load!.perSecond).toHaveLength(5);
     expect(mine!.load!.perSecond[0]).toBeGreaterThan(0);
+    // What the load received was sampled and held to the contract, and the probe ran again after it.
+    expect(mine!.answers!.sampled).toBeGreaterThan(50);
+    expect(mine!.answers!.broken).toBe(0);
+    expect(mine!.checkAfterLoad!.ok).toBe(true);
     // Same server twice: about 1x, far from the 10x goal, so an honest FAIL with no other problem.
     const verdict = report.verdicts.find((v) => v.label === 'mine')!;
     expect(verdict.problems).toEqual([]);
     expect(verdict.targets[0]!.ratio).toBeGreaterThan(0.3);
     expect(verdict.targets[0]!.ratio).toBeLessThan(3);
+    expect(verdict.targets[0]!.rounds!.ratios).toHaveLength(5);
+    expect(verdict.targets[0]!.rounds!.high).toBeLessThan(10);
     expect(report.pass).toBe(false);
     expect(liveServerCount()).toBe(0);
   });

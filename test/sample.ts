@@ -1,8 +1,11 @@
 // A small, valid manifest and server runs for the unit tests.
+import { Expectations, fetchResponse } from '../scripts/check.ts';
+import type { Exercise } from '../scripts/exercises.ts';
 import type { LoadResult } from '../scripts/load.ts';
 import { defineExercise, type ExerciseManifest } from '../scripts/manifest.ts';
 import type { ServerRun } from '../scripts/result.ts';
 import type { RuntimeFigures } from '../scripts/probe/messages.ts';
+import { fixture } from './helpers.ts';
 
 export function sampleManifest(changes: Partial<ExerciseManifest> = {}): ExerciseManifest {
   return defineExercise({
@@ -79,3 +82,28 @@ export function runtimeFigures(wallMs: number, minorMs: number, minorCount: numb
     ...changes,
   };
 }
+
+/** An exercise made of fixture servers, with a short load, to run the whole pipeline quickly. */
+export function fixtureExercise(files: { mine: string; broken?: string }, changes: Partial<ExerciseManifest> = {}): Exercise {
+  const manifest = sampleManifest({
+    load: { path: '/', connections: 2, warmupSeconds: 1.5, durationSeconds: 1 },
+    check: async (baseUrl) => {
+      const expect = new Expectations();
+      const response = await fetchResponse(baseUrl);
+      expect.expect(response.text === 'ok', 'answers ok', `got ${JSON.stringify(response.text)}`);
+      return expect.result();
+    },
+    contract: { check: (answer) => (answer.status === 200 && answer.body === 'ok' ? [] : [`answered ${answer.status} ${JSON.stringify(answer.body)}, not 200 "ok"`]) },
+    ...changes,
+  });
+  return {
+    manifest,
+    dir: '',
+    solutionsDir: '',
+    serverFile: fixture(files.mine),
+    shippedFile: fixture(files.broken ?? 'answers.ts'),
+    ceilingFile: fixture('answers.ts'),
+    stageFile: () => fixture('answers.ts'),
+  };
+}
+

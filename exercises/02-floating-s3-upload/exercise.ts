@@ -1,12 +1,52 @@
 import { randomUUID } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise, type AfterLoadContext, type CheckContext } from '../../scripts/manifest.ts';
-import { listKeys, readObject, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import { listKeys, readObject, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
-/** Tasks the correctness probe runs; the after-load check allows for them in the bucket. */
+/** Tasks the correctness probe runs, before the load and again after it; the after-load check allows for them in the bucket. */
 const PROBE_TASKS = 2;
+/** The institution the load's tasks name (they name no taskId: the worker makes one per task). */
+const LOAD_INSTITUTION = 'ins_3';
+/** Timestamps a task records are read as the time it ran: seconds off, not a minute. */
+const CLOCK_SLACK_MS = 5_000;
+
+/**
+ * What a client of POST /tasks relies on in every answer, the probe's and the load's alike: the task's
+ * summary as JSON, naming the task it was given (or a new id when it was given none) and its institution.
+ */
+function summaryProblems(status: number, contentType: string | null, json: unknown, task: { taskId?: string; institution: string }): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  const body = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : undefined;
+  if (!body) return [...problems, 'the body is not a JSON object'];
+  const namesTask = task.taskId === undefined ? typeof body.taskId === 'string' && body.taskId.length > 0 : body.taskId === task.taskId;
+  if (!namesTask) problems.push(`taskId ${JSON.stringify(body.taskId)?.slice(0, 60)}, not ${task.taskId === undefined ? 'a new task id' : 'the task sent'}`);
+  if (body.institution !== task.institution) problems.push(`institution ${JSON.stringify(body.institution)?.slice(0, 60)}, not the task's ${JSON.stringify(task.institution)}`);
+  if (body.calls !== TRACE_ENTRIES) problems.push(`calls ${JSON.stringify(body.calls)?.slice(0, 40)}, not the task's ${TRACE_ENTRIES} bank calls`);
+  if (body.status !== 'done') problems.push(`status field ${JSON.stringify(body.status)?.slice(0, 40)}, not "done"`);
+  return problems;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every answer of the load is a new task's summary: a task id seen twice is an answer not worked for. */
+const contract: AnswerContract = {
+  check: (answer) => summaryProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), { institution: LOAD_INSTITUTION }),
+  distinct: (answer) => {
+    const taskId = (parsed(answer.body) as { taskId?: unknown } | undefined)?.taskId;
+    return typeof taskId === 'string' ? taskId : undefined;
+  },
+  distinctWhat: 'the task id',
+};
 
 /** Decodes a debugging payload as the replay tool would: base64, then inflate, then JSON. */
 function decodePayload(stored: string): { trace?: NetworkTrace; problem?: string } {
@@ -24,12 +64,23 @@ function decodePayload(stored: string): { trace?: NetworkTrace; problem?: string
   }
 }
 
-/** Checks one stored payload belongs to `taskId` and holds the whole trace. */
-function expectPayload(expect: Expectations, stored: string, taskId: string, institution?: string): void {
+/**
+ * Checks one stored payload belongs to `taskId` and holds the whole trace; with `ran`, the span of the
+ * task's request, also that the trace says it started then.
+ */
+function expectPayload(expect: Expectations, stored: string, taskId: string, institution?: string, ran?: { from: number; to: number }): void {
   const { trace, problem } = decodePayload(stored);
   if (!expect.expect(Boolean(trace), 'the payload is deflated JSON as base64', problem)) return;
   expect.expect(trace!.taskId === taskId, 'the payload names its task', `stored under ${taskId}, names ${JSON.stringify(trace!.taskId)}`);
   if (institution) expect.expect(trace!.institution === institution, 'the payload names the institution', `got ${JSON.stringify(trace!.institution)}`);
+  if (ran) {
+    const started = typeof trace!.startedAt === 'string' ? Date.parse(trace!.startedAt) : NaN;
+    expect.expect(
+      started >= ran.from - CLOCK_SLACK_MS && started <= ran.to + CLOCK_SLACK_MS,
+      "the payload's startedAt is the time the task ran",
+      `startedAt ${JSON.stringify(trace!.startedAt)}, the task ran at ${new Date(ran.from).toISOString()}`,
+    );
+  }
   const entries = Array.isArray(trace!.entries) ? trace!.entries : [];
   expect.expect(
     entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
@@ -38,14 +89,26 @@ function expectPayload(expect: Expectations, stored: string, taskId: string, ins
   );
 }
 
-async function waitForObject(s3: S3Context, key: string, timeoutMs = 8000): Promise<string | undefined> {
-  const deadline = Date.now() + timeoutMs;
+/** How long the probe waits for its payload once no upload at all reaches the bucket. */
+const UPLOAD_QUIET_MS = 8000;
+
+/**
+ * Waits for the object. After the load a worker may still be uploading a backlog, and the probe's payload
+ * is queued behind it: it gets as long as uploads keep arriving (up to 90 s), and UPLOAD_QUIET_MS more.
+ */
+async function waitForObject(s3: S3Context, key: string, limitMs = 90_000): Promise<string | undefined> {
+  const started = Date.now();
+  let stored = await storedCount(s3).catch(() => -1);
+  let lastArrival = started;
   for (;;) {
     try {
       return await readObject(s3, key);
     } catch {
-      if (Date.now() > deadline) return undefined;
+      const now = Date.now();
+      if (now - lastArrival > UPLOAD_QUIET_MS || now - started > limitMs) return undefined;
       await new Promise((resolve) => setTimeout(resolve, 200));
+      const count = await storedCount(s3).catch(() => stored);
+      if (count !== stored) [stored, lastArrival] = [count, Date.now()];
     }
   }
 }
@@ -55,20 +118,23 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const s3 = services.s3;
   if (!expect.expect(Boolean(s3), 'the S3 service is running')) return expect.result();
   const tasks = Array.from({ length: PROBE_TASKS }, (_, i) => ({ taskId: `probe-${randomUUID()}`, institution: `ins_probe_${i}` }));
+  const ran = new Map<string, { from: number; to: number }>();
   for (const task of tasks) {
+    const from = Date.now();
     const response = await fetchResponse(`${baseUrl}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(task) });
-    const body = (response.json ?? {}) as Record<string, unknown>;
-    expect.expect(response.status === 200, 'POST /tasks answers 200', `got ${response.status}`);
+    ran.set(task.taskId, { from, to: Date.now() });
+    const problems = summaryProblems(response.status, response.headers.get('content-type'), response.json, task);
     expect.expect(
-      body.taskId === task.taskId && body.institution === task.institution && body.status === 'done' && body.calls === TRACE_ENTRIES,
-      `the answer is the task's summary {taskId, institution, calls: ${TRACE_ENTRIES}, status: "done"}`,
-      `got ${response.text.slice(0, 120)}`,
+      problems.length === 0,
+      `POST /tasks answers 200 with the task's summary as JSON {taskId, institution, calls: ${TRACE_ENTRIES}, status: "done"}`,
+      `${problems.join('; ')}: ${response.text.slice(0, 120)}`,
     );
   }
   for (const task of tasks) {
     const stored = await waitForObject(s3!, debugKey(task.taskId));
-    if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", `nothing at ${debugKey(task.taskId)} after 8 s`)) continue;
-    expectPayload(expect, stored!, task.taskId, task.institution);
+    const detail = `nothing at ${debugKey(task.taskId)}, and no upload reached the bucket for ${UPLOAD_QUIET_MS / 1000} s`;
+    if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", detail)) continue;
+    expectPayload(expect, stored!, task.taskId, task.institution, ran.get(task.taskId));
   }
   return expect.result();
 }
@@ -77,7 +143,7 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
 async function afterLoad({ services, answered, connections }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const s3 = services.s3!;
-  const settled = await waitForUploads(s3, answered + PROBE_TASKS, { quietMs: 3000, limitMs: 90_000 });
+  const settled = await waitForUploads(s3, answered + 2 * PROBE_TASKS, { quietMs: 3000, limitMs: 90_000 });
   const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));
   // Requests still in flight when the load stopped may have been served without autocannon counting them.
   const most = answered + 3 * connections;
@@ -107,17 +173,21 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
   services: [{ kind: 's3', latencyMs: 200 }],
+  probe: { sampleMs: 200 },
   load: {
     path: '/tasks',
     method: 'POST',
-    body: JSON.stringify({ institution: 'ins_3' }),
+    body: JSON.stringify({ institution: LOAD_INSTITUTION }),
     headers: { 'content-type': 'application/json' },
     connections: 30,
     warmupSeconds: 2,
     durationSeconds: 10,
+    // The floating uploads pile up while the load lasts and drain between turns: the heap's slope is
+    // taken within each 3 s turn, from the probe's samples 5 times a second.
+    turns: { seconds: 3, minRounds: 5, maxRounds: 9 },
   },
   check,
-  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
+  contract,
   afterLoad,
   stages: [
     {

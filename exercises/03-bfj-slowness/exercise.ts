@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise } from '../../scripts/manifest.ts';
+import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { buildTrace, summarize } from './trace.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -33,20 +33,32 @@ function decode(debug: unknown): { text?: string; problem?: string } {
   }
 }
 
-/** Runs one task and checks everything in its answer against the trace rebuilt from its seed. */
-async function expectTask(expect: Expectations, baseUrl: string, seed?: number): Promise<number | undefined> {
-  const path = seed === undefined ? '/tasks/run' : `/tasks/run?seed=${seed}`;
-  const response = await fetchResponse(baseUrl + path, {}, 15_000);
-  const body = bodyOf(response.json);
-  if (!expect.expect(response.status === 200, `GET ${path} answers 200`, `got ${response.status}: ${response.text.slice(0, 80)}`)) return undefined;
+/** One thing a client relies on in an answer, kept or not; `what` is the same words for every answer. */
+interface Finding {
+  ok: boolean;
+  what: string;
+  detail?: string;
+}
+
+/**
+ * Everything a client of /tasks/run relies on in one answer, the probe's and the load's alike: 200, JSON,
+ * the seed (the one asked for, else a new one), the result and the debug payload rebuilt from that seed.
+ * A trace is ~65 KB of JSON, ~15 KB deflated: rebuilding and inflating it takes about half a millisecond.
+ */
+function taskFindings(status: number, contentType: string | null, json: unknown, raw: string, path: string, seed?: number): { findings: Finding[]; seed?: number } {
+  const findings: Finding[] = [];
+  const note = (ok: boolean, what: string, detail?: string) => (findings.push({ ok, what, detail }), ok);
+  const body = bodyOf(json);
+  if (!note(status === 200, `GET ${path} answers 200`, `got ${status}: ${raw.slice(0, 80)}`)) return { findings };
+  note(/^application\/json\b/.test(contentType ?? ''), 'the answer is JSON with Content-Type application/json', `got ${JSON.stringify(contentType)}`);
   const okSeed = seed === undefined ? Number.isInteger(body.seed) : body.seed === seed;
-  expect.expect(okSeed, seed === undefined ? 'a task without a seed reports the seed it drew' : 'the task reports the seed it was given', `got ${JSON.stringify(body.seed)}`);
-  if (!okSeed) return undefined;
+  note(okSeed, seed === undefined ? 'a task without a seed reports the seed it drew' : 'the task reports the seed it was given', `got ${JSON.stringify(body.seed)}`);
+  if (!okSeed) return { findings };
   const taskSeed = body.seed as number;
   const trace = buildTrace(taskSeed);
-  expect.expect(isDeepStrictEqual(body.result, summarize(trace)), 'result summarizes the task\'s transactions', `seed ${taskSeed}: got ${JSON.stringify(body.result)?.slice(0, 80)}`);
+  note(isDeepStrictEqual(body.result, summarize(trace)), 'result summarizes the task\'s transactions', `seed ${taskSeed}: got ${JSON.stringify(body.result)?.slice(0, 80)}`);
   const { text, problem } = decode(body.debug);
-  if (!expect.expect(text !== undefined, 'debug is base64 of zlib-deflated data', `seed ${taskSeed}: ${problem}`)) return taskSeed;
+  if (!note(text !== undefined, 'debug is base64 of zlib-deflated data', `seed ${taskSeed}: ${problem}`)) return { findings, seed: taskSeed };
   const expected = JSON.stringify(trace);
   let detail = `seed ${taskSeed}: ${text!.length} bytes, expected ${expected.length}`;
   if (text !== expected) {
@@ -60,9 +72,40 @@ async function expectTask(expect: Expectations, baseUrl: string, seed?: number):
     else if (parsed === undefined) detail += expected.startsWith(text!) ? '; it is the start of the trace, cut short' : '; it is not JSON';
     else detail += '; different data: is it the trace of this seed?';
   }
-  expect.expect(text === expected, "debug decodes to exactly JSON.stringify of the seed's trace", detail);
-  return taskSeed;
+  note(text === expected, "debug decodes to exactly JSON.stringify of the seed's trace", detail);
+  return { findings, seed: taskSeed };
 }
+
+/** Runs one task and checks everything in its answer against the trace rebuilt from its seed. */
+async function expectTask(expect: Expectations, baseUrl: string, seed?: number): Promise<number | undefined> {
+  const path = seed === undefined ? '/tasks/run' : `/tasks/run?seed=${seed}`;
+  const response = await fetchResponse(baseUrl + path, {}, 15_000);
+  const answer = taskFindings(response.status, response.headers.get('content-type'), response.json, response.text, path, seed);
+  for (const { ok, what, detail } of answer.findings) expect.expect(ok, what, detail);
+  return answer.seed;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The load asks for new tasks (no seed): each answer is checked whole, and no seed may come back twice. */
+const contract: AnswerContract = {
+  check: (answer) => {
+    const { findings } = taskFindings(answer.status, answer.headers['content-type'] ?? null, parseJson(answer.body), answer.body, '/tasks/run');
+    // The words only: the details (seeds, lengths) differ from answer to answer, and the problems are counted by their words.
+    return findings.filter((f) => !f.ok).map((f) => f.what);
+  },
+  distinct: (answer) => {
+    const seed = bodyOf(parseJson(answer.body)).seed;
+    return typeof seed === 'number' ? String(seed) : undefined;
+  },
+  distinctWhat: 'the task seed',
+};
 
 async function check(baseUrl: string): Promise<CheckResult> {
   const expect = new Expectations();
@@ -86,9 +129,9 @@ export default defineExercise({
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
   // The shipped server's requests take seconds: the harness lets it finish the warm-up's before measuring.
-  load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 10, settleAfterWarmup: true },
+  load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 10, settleAfterWarmup: true, turns: { seconds: 3, connections: 6, minRounds: 5, maxRounds: 9 } },
   check,
-  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
+  contract,
   stages: [
     {
       file: '1-jsonstream.ts',

@@ -3,12 +3,13 @@
 // them. Every string from the report is escaped: labels, titles and failures can carry a server's output.
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
+import { intervalText, measuredFor } from '../report.ts';
 import { formatMetric, metricName, selfDetail } from '../verdict.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
   const { load } = report;
-  const measured = `${load.warmupSeconds} s warm-up + ${load.durationSeconds} s measured`;
+  const measured = measuredFor(report);
   const parts = [
     `<div class="hp-report" data-pass="${report.pass}">`,
     `<p class="hp-report-meta">Exercise ${e(report.exercise.id)} · Node ${e(report.node)} · ${e(load.method ?? 'GET')} ${e(load.path)} · ` +
@@ -18,12 +19,12 @@ export function renderReportHtml(report: RunReport): string {
   if (report.verdicts.length > 0) {
     parts.push(`<div class="hp-verdicts">${report.verdicts.map((v) => verdictCard(v, report.servers)).join('')}</div>`);
   }
-  const failed = report.servers.filter((s) => s.failure || s.check?.ok === false || s.afterLoad?.ok === false);
+  const failed = report.servers.filter((s) => s.failure || s.check?.ok === false || s.checkAfterLoad?.ok === false || s.afterLoad?.ok === false);
   for (const server of failed) parts.push(serverProblems(server));
   const judged = report.verdicts.length > 0;
-  const overall = report.pass ? 'PASS' : 'FAIL';
+  const overall = report.pass ? 'PASS' : report.tooClose ? 'TOO CLOSE TO CALL' : 'FAIL';
   parts.push(
-    `<p class="hp-overall ${report.pass ? 'hp-pass' : 'hp-fail'}">${judged || !report.pass ? overall : 'measured'}` +
+    `<p class="hp-overall ${report.pass ? 'hp-pass' : report.tooClose ? 'hp-note' : 'hp-fail'}">${judged || !report.pass ? overall : 'measured'}` +
       `${report.runs ? ` <span class="hp-dim">(passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)</span>` : ''}</p>`,
     '</div>',
   );
@@ -36,7 +37,7 @@ function figuresTable(servers: ServerRun[]): string {
     const l = s.load;
     const status = s.failure ? 'failed' : s.check?.ok === false ? 'wrong answers' : l ? '' : 'not loaded';
     const head = `<th scope="row">${e(s.label)}</th><td class="hp-what">${e(s.title)}</td>`;
-    if (!l) return `<tr data-label="${e(s.label)}">${head}<td colspan="8"></td><td class="hp-bad">${e(status)}</td></tr>`;
+    if (!l) return `<tr data-label="${e(s.label)}">${head}<td colspan="9"></td><td class="hp-bad">${e(status)}</td></tr>`;
     const problems = l.errors + l.timeouts + l.non2xx;
     const width = top > 0 ? Math.max(0.5, (l.requestsPerSecond.mean / top) * 100).toFixed(1) : '0';
     return (
@@ -47,12 +48,13 @@ function figuresTable(servers: ServerRun[]): string {
       `<td class="hp-num hp-extra">${integer(l.latency.p50)}</td><td class="hp-num hp-extra">${integer(l.latency.p90)}</td>` +
       `<td class="hp-num">${integer(l.latency.p99)}</td><td class="hp-num hp-extra">${integer(l.latency.max)}</td>` +
       `<td class="hp-num${problems > 0 ? ' hp-bad' : ''}">${l.errors}/${l.timeouts}/${l.non2xx}</td>` +
+      `<td class="hp-num hp-extra${s.answers && s.answers.broken > 0 ? ' hp-bad' : ''}">${s.answers ? `${integer(s.answers.sampled - s.answers.broken)}/${integer(s.answers.sampled)}` : ''}</td>` +
       `<td class="hp-bad">${e(status)}</td></tr>`
     );
   });
   // hp-extra: columns a slide leaves out to keep the rest readable from the back of the room.
-  const header = ['server', 'what', 'req/s', '', '±sd', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'err/timeout/non2xx', ''];
-  const extra = new Set(['±sd', 'p50 ms', 'p90 ms', 'max ms']);
+  const header = ['server', 'what', 'req/s', '', '±sd', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'err/timeout/non2xx', 'answers kept the contract', ''];
+  const extra = new Set(['±sd', 'p50 ms', 'p90 ms', 'max ms', 'answers kept the contract']);
   return (
     `<table class="hp-figures"><thead><tr>${header.map((h) => `<th scope="col"${extra.has(h) ? ' class="hp-extra"' : ''}>${e(h)}</th>`).join('')}</tr></thead>` +
     `<tbody>${rows.join('')}</tbody></table>`
@@ -63,7 +65,10 @@ function figuresTable(servers: ServerRun[]): string {
 export function verdictStatus(verdict: ServerVerdict): { text: string; kind: 'pass' | 'fail' | 'note' } {
   if (verdict.symptom) return verdict.pass ? { text: 'shows the bug', kind: 'note' } : { text: 'does not show the bug as the exercise expects', kind: 'fail' };
   if (verdict.expectedToFail) return verdict.expectedToFail.rejected ? { text: 'rejected, as expected', kind: 'note' } : { text: 'not rejected: it was expected to fail', kind: 'fail' };
-  return verdict.pass ? { text: 'pass', kind: 'pass' } : { text: 'fail', kind: 'fail' };
+  if (verdict.pass) return { text: 'pass', kind: 'pass' };
+  if (verdict.tooClose) return { text: 'too close to call', kind: 'note' };
+  if (verdict.cannotJudge) return { text: 'cannot be judged here', kind: 'note' };
+  return { text: 'fail', kind: 'fail' };
 }
 
 function verdictCard(verdict: ServerVerdict, servers: ServerRun[]): string {
@@ -75,6 +80,7 @@ function verdictCard(verdict: ServerVerdict, servers: ServerRun[]): string {
     ...verdict.targets
       .filter((t) => t.noisy)
       .map((t) => `<li class="hp-warning">⚠ ${e(t.name)}: its margin is within the run-to-run spread: too noisy to call</li>`),
+    ...(verdict.cannotJudge ? [`<li class="hp-warning">why: ${e(verdict.cannotJudge)}</li>`] : []),
     ...(verdict.notExpectedHere ? [`<li class="hp-warning">note: ${e(verdict.notExpectedHere)}</li>`] : []),
     ...(verdict.expectedToFail ? [`<li class="hp-warning">why it is shown: ${e(verdict.expectedToFail.why)}</li>`] : []),
   ];
@@ -104,8 +110,8 @@ function targetRow(result: TargetResult, server?: ServerRun): string {
       : result.requiredValue !== undefined
         ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
         : '';
-  const status = result.pass ? 'ok' : (result.note ?? 'short');
-  const spread = result.spread ? ` (spread ±${percent(result.spread.cv, 0)})` : '';
+  const status = result.pass ? 'ok' : result.tooClose ? 'too close to call' : (result.note ?? 'short');
+  const spread = result.spread ? ` (spread ±${percent(result.spread.cv, 0)})` : result.rounds ? ` (${intervalText(result)})` : '';
   return (
     `<tr class="${result.pass ? 'hp-pass' : 'hp-fail'}"><th scope="row">${e(result.name || metricName(target.metric))}</th>` +
     `<td class="hp-num">${e(measured)}</td><td class="hp-num">${e(bound)}</td><td>${e(inThisRun)}</td>` +
@@ -118,6 +124,7 @@ function serverProblems(server: ServerRun): string {
   const items = [
     ...(server.failure ? [server.failure] : []),
     ...(server.check?.failures ?? []).map((f) => `✗ ${f}`),
+    ...(server.checkAfterLoad?.failures ?? []).map((f) => `✗ the probe after the load: ${f}`),
     ...(server.afterLoad?.failures ?? []).map((f) => `✗ after the load: ${f}`),
   ];
   const output = server.output?.trim() ? `<details><summary>what the server printed (last lines)</summary><pre>${e(server.output.trimEnd().split('\n').slice(-20).join('\n'))}</pre></details>` : '';

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { AnswerSampler, answerProblems, checkAnswers, SAMPLE_EVERY_MS } from '../scripts/answers.ts';
+import type { AnswerContract, AnswerSample } from '../scripts/manifest.ts';
+
+const json = (body: object, headers: Record<string, string> = { 'content-type': 'application/json' }): AnswerSample => ({
+  status: 200,
+  headers,
+  body: JSON.stringify(body),
+  receivedAt: Date.now(),
+});
+
+const contract: AnswerContract = {
+  check: (answer) => {
+    const problems: string[] = [];
+    if (!(answer.headers['content-type'] ?? '').startsWith('application/json')) problems.push('Content-Type is not application/json');
+    if (JSON.parse(answer.body).data?.length !== 4) problems.push('data is not 4 characters');
+    return problems;
+  },
+  distinct: (answer) => JSON.parse(answer.body).data,
+  distinctWhat: 'the data',
+};
+
+describe('answers under load', () => {
+  it('keeps one answer every interval, whatever the rate', async () => {
+    const sampler = new AnswerSampler();
+    const until = Date.now() + 5 * SAMPLE_EVERY_MS;
+    let offered = 0;
+    while (Date.now() < until) {
+      sampler.onResponse(200, 'x', {}, { 'Content-Type': 'text/plain' });
+      offered += 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(offered).toBeGreaterThan(50);
+    expect(sampler.samples.length).toBeGreaterThanOrEqual(4);
+    expect(sampler.samples.length).toBeLessThanOrEqual(6);
+    expect(sampler.samples[0]!.headers['content-type']).toBe('text/plain');
+  });
+
+  it('counts each way the contract is broken, and repeated data where it must be fresh', () => {
+    const samples = [json({ data: 'abcd' }), json({ data: 'efgh' }), json({ data: 'abcd' }), json({ data: 'ab' }), json({ data: 'wxyz' }, {})];
+    const check = checkAnswers(contract, samples);
+    expect(check.sampled).toBe(5);
+    expect(check.broken).toBe(3);
+    expect(check.problems.map((p) => [p.problem, p.count])).toEqual(
+      expect.arrayContaining([
+        ["the data repeats an earlier answer's", 1],
+        ['data is not 4 characters', 1],
+        ['Content-Type is not application/json', 1],
+      ]),
+    );
+    const problems = answerProblems(check);
+    expect(problems).toHaveLength(3);
+    expect(problems.join('\n')).toMatch(/^under load: 1 of 5 sampled answers: the data repeats an earlier answer's \(e\.g\. 200 application\/json/m);
+  });
+
+  it('passes answers that keep the contract, and fails a run where nothing could be sampled', () => {
+    expect(answerProblems(checkAnswers(contract, [json({ data: 'abcd' }), json({ data: 'efgh' })]))).toEqual([]);
+    expect(answerProblems(checkAnswers(contract, []))).toEqual(['under load: no answer could be sampled']);
+  });
+
+  it('reports a contract that throws as a broken answer, not a crash of the harness', () => {
+    const check = checkAnswers(contract, [{ status: 200, headers: { 'content-type': 'application/json' }, body: 'not json', receivedAt: 0 }]);
+    expect(check.broken).toBe(1);
+    expect(check.problems[0]!.problem).toMatch(/^the contract could not read it/);
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { runBench, specFor } from '../scripts/bench.ts';
+import { exitCodeOf } from '../scripts/cli.ts';
+import { liveServerCount } from '../scripts/server-process.ts';
+import { combineTurns } from '../scripts/steady-turns.ts';
+import { anyTooClose, judge, verdictsPass, verdictsTooClose } from '../scripts/verdict.ts';
+import { fixtureExercise, loadResult, sampleManifest, serverRun } from './sample.ts';
+
+/** A run's turns with these req/s, one a round. */
+function turnsOf(rates: number[]) {
+  return rates.map((rate, round) => ({ round, load: loadResult(rate) }));
+}
+
+function runWithTurns(label: string, role: 'broken' | 'mine' | 'stage' | 'ceiling', rates: number[]) {
+  const turns = turnsOf(rates);
+  return serverRun(label, role, undefined, { turns, load: combineTurns(turns, 0) });
+}
+
+describe('servers in turns', () => {
+  it('judges the median of the per-round ratios, and passes only when the interval clears the target', () => {
+    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }] });
+    const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
+    // Each round twice the broken server's, whatever the machine did in that round: a pass.
+    const steady = runWithTurns('mine', 'mine', [200, 100, 200, 160, 200]);
+    const [verdict] = judge(manifest, [broken, steady]);
+    expect(verdict!.targets[0]!.rounds!.ratios).toEqual([2, 2, 2, 2, 2]);
+    expect(verdict!.pass).toBe(true);
+    // The same mean speed measured in other rounds: the interval straddles 2, so too close to call.
+    const shaky = runWithTurns('mine', 'mine', [300, 80, 150, 200, 200]);
+    const [close] = judge(manifest, [broken, shaky]);
+    expect(close!.targets[0]!.tooClose).toBe(true);
+    expect(close!.tooClose).toBe(true);
+    expect(anyTooClose(manifest, [broken, shaky])).toBe(true);
+    expect(verdictsTooClose([close!])).toBe(true);
+    expect(verdictsPass([close!])).toBe(false);
+    // Every round short of the target: a clear fail, not a close one.
+    const slow = runWithTurns('mine', 'mine', [110, 60, 100, 90, 120]);
+    const [fail] = judge(manifest, [broken, slow]);
+    expect(fail!.tooClose).toBeUndefined();
+    expect(fail!.pass).toBe(false);
+    expect(anyTooClose(manifest, [broken, slow])).toBe(false);
+  });
+
+  it('gives exit code 3 for too close to call, 1 for a fail, 0 for a pass', () => {
+    const report = { pass: false, tooClose: true } as Parameters<typeof exitCodeOf>[0];
+    expect(exitCodeOf(report)).toBe(3);
+    expect(exitCodeOf({ ...report, tooClose: undefined })).toBe(1);
+    expect(exitCodeOf({ ...report, pass: true })).toBe(0);
+  });
+
+  it('does not judge a target that needs more cores than the server has, and says why', () => {
+    const manifest = sampleManifest({
+      goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4, needsCores: { count: 64, why: 'workers share the cores' } }],
+    });
+    const [verdict] = judge(manifest, [runWithTurns('broken', 'broken', [100, 100, 100]), runWithTurns('mine', 'mine', [300, 300, 300])]);
+    expect(verdict!.pass).toBe(false);
+    expect(verdict!.cannotJudge).toMatch(/this target needs 64: workers share the cores/);
+    expect(verdictsTooClose([verdict!])).toBe(true);
+  });
+
+  it('rejects a server that answers the probe right and the load wrong, with the count', async () => {
+    const exercise = fixtureExercise({ mine: 'ok-then-other.ts' });
+    const report = await runBench(exercise, [specFor(exercise, 'broken'), specFor(exercise, 'mine')]);
+    const mine = report.verdicts.find((v) => v.label === 'mine')!;
+    expect(report.servers.find((s) => s.label === 'mine')!.check!.ok).toBe(true);
+    expect(mine.problems.join('\n')).toMatch(/^under load: \d+ of \d+ sampled answers: answered 200 "other", not 200 "ok"/m);
+    expect(mine.problems.join('\n')).toMatch(/^the correctness probe after the load: answers ok: got "other"/m);
+    expect(report.pass).toBe(false);
+    expect(liveServerCount()).toBe(0);
+  });
+});
