@@ -42,12 +42,13 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
   let broken = 0;
   for (const sample of samples) {
     let problems: string[];
+    let key: string | undefined;
     try {
       problems = contract.check(sample);
+      key = contract.distinct?.(sample);
     } catch (error) {
       problems = [`the contract could not read it (${error instanceof Error ? error.message : String(error)})`];
     }
-    const key = contract.distinct?.(sample);
     if (key !== undefined) {
       if (keys.has(key)) problems = [...problems, `${contract.distinctWhat ?? 'its data'} repeats an earlier answer's`];
       keys.add(key);

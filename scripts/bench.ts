@@ -15,7 +15,7 @@ import { relativeToRoot } from './paths.ts';
 import type { FreshCopyResult, RunReport, ServerRun } from './result.ts';
 import { ServerStartError, startServer, type RunningServer, type StartOptions } from './server-process.ts';
 import { startServices, type ServiceContexts, type Services } from './services/index.ts';
-import { combineHeap, combineRuntime, combineTurns, loadInTurns, turnsOf, warmUpInTurns, type Contender } from './steady-turns.ts';
+import { combineHeap, combineRuntime, combineTurns, loadInTurns, turnLoad, turnsOf, warmUpInTurns, type Contender } from './steady-turns.ts';
 import { ALONE, Turns, type TurnTaker } from './turns.ts';
 import { heapTrend } from './trend.ts';
 import { UsageError } from './usage-error.ts';
@@ -132,11 +132,13 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
   const runs: ServerRun[] = [];
   const requests = exercise.manifest.services ?? [];
   if (requests.length > 0) options.onEvent?.({ type: 'services', names: requests.map((r) => r.kind) });
-  const services = await startServices(requests);
+  // In turns the servers run at the same time: each gets services of its own (see measureInTurns).
+  const turning = inTurns(exercise, options);
+  const services = await startServices(turning ? [] : requests);
   let turns: RunReport['turns'];
   try {
-    if (inTurns(exercise, options)) {
-      const measured = await measureInTurns(exercise, specs, services, options);
+    if (turning) {
+      const measured = await measureInTurns(exercise, specs, options);
       runs.push(...measured.runs);
       const { seconds, maxRounds } = turnsOf(exercise.manifest.load);
       turns = { rounds: measured.rounds, seconds, maxRounds };
@@ -192,9 +194,12 @@ interface Started {
   server?: RunningServer;
   contexts?: ServiceContexts;
   startOptions?: StartOptions;
+  /** probeAnswers() of the server's URL when it started (a later server may reuse a port). */
+  probedFrom?: number;
 }
 
-type InTurns = Contender & { contexts: ServiceContexts; file: string; startOptions: StartOptions };
+/** A server in turns, with what its after-load checks need: its services, how to start a copy of it. */
+type InTurns = Contender & { contexts: ServiceContexts; file: string; startOptions: StartOptions; probedFrom: number };
 
 /** Starts one server and runs the correctness probe; the server is left running only when it passed. */
 async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Services, options: BenchOptions): Promise<Started> {
@@ -210,6 +215,7 @@ async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Ser
   } catch (error) {
     return { run: withFailure(run, error) };
   }
+  const probedFrom = probeAnswers(server.url);
   const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
   if (probe) {
     run.check = await runCheck((url) => probe(url, { services: contexts }), server.url);
@@ -221,7 +227,7 @@ async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Ser
       return { run };
     }
   }
-  return { run, server, contexts, startOptions };
+  return { run, server, contexts, startOptions, probedFrom };
 }
 
 /**
@@ -229,18 +235,24 @@ async function startAndProbe(exercise: Exercise, spec: ServerSpec, services: Ser
  * rounds (steady-turns.ts); then, one server at a time, what is judged after the load: the fresh copy,
  * the after-load check, the probe again, and the answers the load received held to the contract.
  */
-async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services: Services, options: BenchOptions): Promise<{ runs: ServerRun[]; rounds: number }> {
+async function measureInTurns(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): Promise<{ runs: ServerRun[]; rounds: number }> {
   const { manifest } = exercise;
   const runs: ServerRun[] = [];
   const contenders: InTurns[] = [];
+  // Servers in turns run at the same time: a shared service (a DNS server's answer rate, a broker's queue)
+  // would carry one server's backlog into another's turn, so each server gets services of its own.
+  const serviceSets: Services[] = [];
   let rounds = 0;
   try {
     for (const [index, spec] of specs.entries()) {
       options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+      const services = await startServices(manifest.services ?? []);
+      serviceSets.push(services);
       const started = await startAndProbe(exercise, spec, services, options);
       runs.push(started.run);
       if (started.server) {
-        contenders.push({ run: started.run, server: started.server, contexts: started.contexts!, file: spec.absoluteFile, startOptions: started.startOptions!, sampler: new AnswerSampler() });
+        const { run, server, contexts, startOptions, probedFrom } = started;
+        contenders.push({ run, server, contexts: contexts!, file: spec.absoluteFile, startOptions: startOptions!, probedFrom: probedFrom!, sampler: new AnswerSampler() });
       }
     }
     const onProgress = (label: string, progress: LoadProgress) => options.onEvent?.({ type: 'load', label, progress });
@@ -271,6 +283,7 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services:
     }
   } finally {
     await Promise.all(contenders.map((c) => c.server.stop()));
+    for (const services of serviceSets) await services.stop();
   }
   return { runs, rounds };
 }
@@ -278,7 +291,7 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], services:
 /** What is judged after the load, while the server still runs: the fresh copy, the probe again, the after-load check. */
 async function afterTurns(
   exercise: Exercise,
-  { run, server, contexts, file, startOptions }: InTurns,
+  { run, server, contexts, file, startOptions, probedFrom }: InTurns,
   options: BenchOptions,
   onProgress: (progress: LoadProgress) => void,
 ): Promise<void> {
@@ -292,17 +305,23 @@ async function afterTurns(
     }
     if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
     const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
-    const probed = probeAnswers(server.url);
     if (probe) run.checkAfterLoad = await runCheck((url) => probe(url, { services: contexts }), server.url);
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine') && run.load) {
-      // The probe's own requests did work too (an upload, a metric): the after-load check counts them.
-      run.load.answered += probeAnswers(server.url) - probed;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
         const { code, signal } = await server.stop(GRACEFUL_STOP_MS);
         return { code, signal };
       };
-      const context = { services: contexts, baseUrl: server.url, answered: run.load.answered, connections: manifest.load.connections, stopServer };
+      const phases = 1 + (run.turns?.length ?? 0) + 2 * (run.freshCopy?.aged.length ?? 0);
+      const context = {
+        services: contexts,
+        baseUrl: server.url,
+        answered: run.load.answered,
+        probeAnswers: probeAnswers(server.url) - probedFrom,
+        inFlightAtMost: phases * turnLoad(manifest.load).connections,
+        connections: manifest.load.connections,
+        stopServer,
+      };
       run.afterLoad = await runCheck(() => manifest.afterLoad!(context), server.url);
     }
     if (server.exit()) noteCrash(run, server, 'after the load');
@@ -334,6 +353,7 @@ async function measureServer(
   } catch (error) {
     return withFailure(run, error);
   }
+  const probedFrom = probeAnswers(server.url);
   try {
     const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
     if (probe) {
@@ -392,21 +412,27 @@ async function measureServer(
       }
     }
     if (!request && !manifest.load.ramp) run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
-    const probed = probeAnswers(server.url);
     if (probe) {
       if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
       run.checkAfterLoad = await turns.take(() => runCheck((url) => probe(url, { services: contexts }), server.url));
     }
     if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
-      // The probe's own requests did work too (an upload, a metric): the after-load check counts them.
-      run.load.answered += probeAnswers(server.url) - probed;
       const { answered } = run.load;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
         const { code, signal } = await server.stop(GRACEFUL_STOP_MS);
         return { code, signal };
       };
-      const context = { services: contexts, baseUrl: server.url, answered, connections: manifest.load.connections, stopServer };
+      const phases = 2 + 2 * (run.freshCopy?.aged.length ?? 0);
+      const context = {
+        services: contexts,
+        baseUrl: server.url,
+        answered,
+        probeAnswers: probeAnswers(server.url) - probedFrom,
+        inFlightAtMost: phases * manifest.load.connections,
+        connections: manifest.load.connections,
+        stopServer,
+      };
       run.afterLoad = await turns.take(() => runCheck(() => manifest.afterLoad!(context), server.url));
       if (server.exit()) noteCrash(run, server, 'after the load');
     }

@@ -152,11 +152,18 @@ export interface CheckContext {
   services: ServiceContexts;
 }
 
-/** What the after-load check gets: the services, and how many requests the load got a 2xx answer to. */
+/** What the after-load check gets: the services, and what the load and the probes asked of the server. */
 export interface AfterLoadContext extends CheckContext {
   baseUrl: string;
-  /** 2xx answers over warm-up and measured phase (requests still in flight when the load stopped are not counted). */
+  /** 2xx answers of the load, warm-ups included (requests still in flight when a phase stopped are not counted). */
   answered: number;
+  /** 2xx answers the correctness probe got from this server, before the load and after it. */
+  probeAnswers: number;
+  /**
+   * The most requests the load may have left in flight as its phases ended (warm-up, each turn, each
+   * second beside a fresh copy: a connection's request each): served, so they did work, but not counted.
+   */
+  inFlightAtMost: number;
   connections: number;
   /**
    * Stops the server the way an orchestrator does, with SIGTERM, and waits up to 10 s for it to exit

@@ -70,9 +70,16 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       const { run, server, sampler } = contender;
       server.resetFigures();
       const sampledFrom = server.samples.length;
-      const load = await oneTurn(server.url, profile, seconds, sampler, (progress) =>
-        options.onProgress(run.label, { ...progress, detail: `round ${round + 1} (at least ${minRounds}, at most ${maxRounds}), ${seconds} s a turn` }),
-      );
+      const load = await oneTurn(server.url, profile, seconds, sampler);
+      // One point per turn for the live charts: x is the server's seconds of turns so far.
+      options.onProgress(run.label, {
+        phase: 'in turns',
+        second: (round + 1) * seconds,
+        of: maxRounds * seconds,
+        requestsLastSecond: load.requestsPerSecond.mean,
+        ...(load.answered > 0 ? { latencyLastSecond: { p50: load.latency.p50, p99: load.latency.p99 } } : {}),
+        detail: `round ${round + 1} (at least ${minRounds}, at most ${maxRounds}), ${seconds} s a turn`,
+      });
       const runtime = await server.snapshot();
       // The probe's samples since the reset: wallMs counts from the turn's start.
       const heap = heapTrend(server.samples.slice(sampledFrom), HEAP_WINDOW_MS);
@@ -91,23 +98,15 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
 }
 
 /** One server's turn: the profile's load for `seconds`, with each answer's time and a sample of the answers. */
-async function oneTurn(
-  url: string,
-  profile: LoadProfile,
-  seconds: number,
-  sampler: AnswerSampler,
-  onProgress: (progress: LoadProgress) => void,
-): Promise<LoadResult> {
+async function oneTurn(url: string, profile: LoadProfile, seconds: number, sampler: AnswerSampler): Promise<LoadResult> {
   const times: number[] = [];
   const attach = (instance: autocannon.Instance) =>
     (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, status: number, _b: number, responseTime: number) => {
       if (status >= 200 && status < 300) times.push(responseTime);
     });
-  let ticks = 0;
   const result = await runPhase(url, profile, 'in turns', seconds, () => {}, { attach, sampler, sampleMs: SHORT_PHASE_SAMPLE_MS });
   const elapsed = result.duration > 0 ? result.duration : seconds;
   const rate = result['2xx'] / elapsed;
-  onProgress({ phase: 'in turns', second: ++ticks, of: 1, requestsLastSecond: rate });
   return {
     requestsPerSecond: { mean: rate, stdev: 0 },
     latency: {

@@ -9,6 +9,7 @@ import { demoChoices, nodeFlagsComment, runBench, specFor, type ServerSpec } fro
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
+import { turnLoad } from '../scripts/steady-turns.ts';
 import { honestyProblems } from '../scripts/verdict.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { TEST_DIR } from './helpers.ts';
@@ -127,8 +128,10 @@ for (const exercise of exercises) {
       }
       const loaded = [...underLoad, ...afterLoad];
       if (loaded.length === 0) return;
-      // A short load is enough to trip them: they change behaviour after a few dozen requests, or lose work.
-      const brief = { ...exercise, manifest: { ...exercise.manifest, load: { ...exercise.manifest.load, durationSeconds: Math.min(3, exercise.manifest.load.durationSeconds) } } };
+      // A short steady load is enough to trip them: they change behaviour after at most a few hundred
+      // requests, or lose work. No ramp: a wrong fix is not judged on speed.
+      const { ramp: _ramp, ...steady } = turnLoad(exercise.manifest.load);
+      const brief = { ...exercise, manifest: { ...exercise.manifest, load: { ...steady, warmupSeconds: 0.5, durationSeconds: 2 } } };
       const servers = (await runBench(brief, loaded.map(wrongSpec), { judge: false })).servers;
       for (const server of servers) {
         const file = path.join(ROOT, server.file);

@@ -5,7 +5,7 @@ import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckC
 import { listKeys, readObject, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
-/** Tasks the correctness probe runs, before the load and again after it; the after-load check allows for them in the bucket. */
+/** Tasks the correctness probe runs (before the load and again after it). */
 const PROBE_TASKS = 2;
 /** The institution the load's tasks name (they name no taskId: the worker makes one per task). */
 const LOAD_INSTITUTION = 'ins_3';
@@ -140,13 +140,14 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
 }
 
 /** After the load: every task answered has its payload in the bucket, none lost, and they decode. */
-async function afterLoad({ services, answered, connections }: AfterLoadContext): Promise<CheckResult> {
+async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const s3 = services.s3!;
-  const settled = await waitForUploads(s3, answered + 2 * PROBE_TASKS, { quietMs: 3000, limitMs: 90_000 });
+  // The bucket also holds the probes' payloads (before the load and after it); the count below leaves them out.
+  const settled = await waitForUploads(s3, answered + probeAnswers, { quietMs: 3000, limitMs: 90_000 });
   const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));
-  // Requests still in flight when the load stopped may have been served without autocannon counting them.
-  const most = answered + 3 * connections;
+  // Requests still in flight when a phase of the load stopped may have been served without being counted.
+  const most = answered + inFlightAtMost;
   expect.expect(
     keys.length >= answered,
     `every task answered under load has its payload in the bucket (${answered.toLocaleString('en-US')} answered, ${keys.length.toLocaleString('en-US')} stored, ` +
@@ -173,7 +174,6 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
   services: [{ kind: 's3', latencyMs: 200 }],
-  probe: { sampleMs: 200 },
   load: {
     path: '/tasks',
     method: 'POST',
@@ -182,9 +182,10 @@ export default defineExercise({
     connections: 30,
     warmupSeconds: 2,
     durationSeconds: 10,
-    // The floating uploads pile up while the load lasts and drain between turns: the heap's slope is
-    // taken within each 3 s turn, from the probe's samples 5 times a second.
-    turns: { seconds: 3, minRounds: 5, maxRounds: 9 },
+    // One server after another: the floating uploads pile up only under sustained load and drain between
+    // turns. Taken within 3 s turns, the heap's slope read 0.29x to 1.25x the shipped server's for the
+    // shipped file itself, and a raised heap limit read below zero (see docs/measuring.md).
+    turns: false,
   },
   check,
   contract,

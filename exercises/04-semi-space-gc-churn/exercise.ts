@@ -1,5 +1,5 @@
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise } from '../../scripts/manifest.ts';
+import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { PAGES_PER_STATEMENT, TRANSACTION_POOL, TRANSACTIONS_PER_PAGE, pageEntries, statementNumber } from './bank.ts';
 
 interface Expected {
@@ -33,26 +33,68 @@ function sameTotals(a: unknown, b: Record<string, number>): boolean {
 
 interface Answer {
   statement?: number;
-  ok: { status: boolean; count: boolean; pending: boolean; totals: boolean };
+  ok: { status: boolean; json: boolean; count: boolean; pending: boolean; totals: boolean };
   detail: string;
 }
 
-async function refresh(baseUrl: string): Promise<Answer> {
-  const response = await fetchResponse(`${baseUrl}/refresh`, {}, 10_000);
-  const body = (typeof response.json === 'object' && response.json !== null ? response.json : {}) as Record<string, unknown>;
+/** What each kept promise of an answer is called, in the probe's expectations and the contract's problems. */
+const WHAT: Record<keyof Answer['ok'], string> = {
+  status: 'GET /refresh answers 200 with the statement_id the bank opened',
+  json: 'the answer is JSON with Content-Type application/json',
+  count: `transactions counts every transaction on all ${PAGES_PER_STATEMENT} pages (${PAGES_PER_STATEMENT * TRANSACTIONS_PER_PAGE})`,
+  pending: 'pending counts the pending transactions',
+  totals: 'totals are the posted amounts per account, in cents',
+};
+
+/**
+ * What a client of /refresh relies on in one answer, the probe's and the load's alike: the summary of the
+ * statement it names, worked out again from the bank's pages (400 pool entries: cheap).
+ */
+function answerOf(status: number, contentType: string | null, json: unknown, text: string): Answer {
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
   const statement = statementNumber(body.statement_id);
   const expected = statement === undefined ? undefined : expectedSummary(statement);
   const ok = {
-    status: response.status === 200 && statement !== undefined,
+    status: status === 200 && statement !== undefined,
+    json: /^application\/json\b/.test(contentType ?? ''),
     count: expected !== undefined && body.transactions === expected.transactions,
     pending: expected !== undefined && body.pending === expected.pending,
     totals: expected !== undefined && sameTotals(body.totals, expected.totals),
   };
   const detail = expected
-    ? `${String(body.statement_id)}: got ${JSON.stringify({ transactions: body.transactions, pending: body.pending, totals: body.totals })}, expected ${JSON.stringify(expected)}`
-    : `status ${response.status}, body ${response.text.slice(0, 120)}`;
+    ? `${String(body.statement_id)}: got ${JSON.stringify({ transactions: body.transactions, pending: body.pending, totals: body.totals })}, expected ${JSON.stringify(expected)}` +
+      (ok.json ? '' : `, Content-Type ${JSON.stringify(contentType)}`)
+    : `status ${status}, body ${text.slice(0, 120)}`;
   return { statement, ok, detail };
 }
+
+async function refresh(baseUrl: string): Promise<Answer> {
+  const response = await fetchResponse(`${baseUrl}/refresh`, {}, 10_000);
+  return answerOf(response.status, response.headers.get('content-type'), response.json, response.text);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each refresh opens a new statement: a statement id seen twice is a refresh that did not happen. */
+const contract: AnswerContract = {
+  check: (answer) => {
+    const { ok } = answerOf(answer.status, answer.headers['content-type'] ?? null, parseJson(answer.body), answer.body);
+    // Without a statement there is nothing to compare the figures with: its absence is the one problem.
+    const keys: (keyof Answer['ok'])[] = ok.status ? (Object.keys(ok) as (keyof Answer['ok'])[]) : ['status', 'json'];
+    return keys.filter((key) => !ok[key]).map((key) => WHAT[key]);
+  },
+  distinct: (answer) => {
+    const id = (parseJson(answer.body) as { statement_id?: unknown } | undefined)?.statement_id;
+    return typeof id === 'string' ? id : undefined;
+  },
+  distinctWhat: 'the statement id',
+};
 
 async function check(baseUrl: string): Promise<CheckResult> {
   const expect = new Expectations();
@@ -62,16 +104,13 @@ async function check(baseUrl: string): Promise<CheckResult> {
   const all = [...answers, ...overlapping];
   const firstBad = (key: keyof Answer['ok'], list = all) => list.find((a) => !a.ok[key])?.detail;
 
-  expect.expect(all.every((a) => a.ok.status), 'GET /refresh answers 200 with the statement_id the bank opened', firstBad('status'));
+  expect.expect(all.every((a) => a.ok.status), WHAT.status, firstBad('status'));
+  expect.expect(all.every((a) => a.ok.json), WHAT.json, firstBad('json'));
   const ids = all.map((a) => a.statement);
   expect.expect(new Set(ids).size === ids.length, 'each refresh opens a new statement', `statements ${ids.join(', ')}`);
-  expect.expect(
-    all.every((a) => a.ok.count),
-    `transactions counts every transaction on all ${PAGES_PER_STATEMENT} pages (${PAGES_PER_STATEMENT * TRANSACTIONS_PER_PAGE})`,
-    firstBad('count'),
-  );
-  expect.expect(all.every((a) => a.ok.pending), 'pending counts the pending transactions', firstBad('pending'));
-  expect.expect(answers.every((a) => a.ok.totals), 'totals are the posted amounts per account, in cents', firstBad('totals', answers));
+  expect.expect(all.every((a) => a.ok.count), WHAT.count, firstBad('count'));
+  expect.expect(all.every((a) => a.ok.pending), WHAT.pending, firstBad('pending'));
+  expect.expect(answers.every((a) => a.ok.totals), WHAT.totals, firstBad('totals', answers));
   expect.expect(overlapping.every((a) => a.ok.totals), 'totals stay right when refreshes overlap', firstBad('totals', overlapping));
   return expect.result();
 }
@@ -88,7 +127,7 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   load: { path: '/refresh', connections: 30, warmupSeconds: 2, durationSeconds: 6 },
   check,
-  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
+  contract,
   stages: [
     {
       file: '1-bigger-semi-space.ts',

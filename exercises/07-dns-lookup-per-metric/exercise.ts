@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise, type AfterLoadContext, type CheckContext } from '../../scripts/manifest.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { waitForLines, type StatsdContext, type StatsdCounts } from '../../scripts/services/statsd.ts';
 import { assign, REGISTRY, type Experiment } from './experiments.ts';
 
@@ -18,21 +18,72 @@ const PROBE_REQUESTS = PROBE_USERS.length + RAMP_USERS.length;
 const decideUrl = (baseUrl: string, user: string) => `${baseUrl}/decide?experiment=${EXPERIMENT}&user=${user}`;
 const n = (value: number) => value.toLocaleString('en-US');
 
+/** What a client relies on in every answer of /decide, the probe's and the load's alike: 200, and JSON that says so. */
+function answerProblems(status: number, contentType: string | null, json: unknown): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) problems.push('the body is not JSON');
+  return problems;
+}
+
+/** The decision itself: the experiment, the user asked about, and the variant the allocation gives that user. */
+function decisionProblems(json: unknown, user: string, variant: string): string[] {
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  return body.experiment === EXPERIMENT && body.user === user && body.variant === variant
+    ? []
+    : [`not the decision {experiment: "${EXPERIMENT}", user: "${user}", variant: "${variant}"}`];
+}
+
 /** Asks for one decision and checks it against the registry's current allocation. */
 async function expectDecision(expect: Expectations, baseUrl: string, user: string, experiment: Experiment, what: string): Promise<void> {
   const response = await fetchResponse(decideUrl(baseUrl, user));
-  const body = (response.json ?? {}) as Record<string, unknown>;
-  const variant = assign(experiment, user);
-  expect.expect(response.status === 200, `GET /decide answers 200 (${user})`, `got ${response.status}: ${response.text.slice(0, 120)}`);
-  expect.expect(
-    body.experiment === EXPERIMENT && body.user === user && body.variant === variant,
-    what,
-    `for ${user} expected {experiment: "${EXPERIMENT}", user: "${user}", variant: "${variant}"}, got ${response.text.slice(0, 120)}`,
-  );
+  const got = `got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`;
+  const answer = answerProblems(response.status, response.headers.get('content-type'), response.json);
+  expect.expect(answer.length === 0, `GET /decide answers 200 with JSON (${user})`, `${answer.join('; ')}: ${got}`);
+  const decision = decisionProblems(response.json, user, assign(experiment, user));
+  expect.expect(decision.length === 0, what, `${decision.join('; ')} for ${user}: ${got}`);
 }
 
-function missing(counts: StatsdCounts, expected: number): string[] {
-  return METRICS.filter((name) => (counts.byName[name] ?? 0) < expected).map((name) => `${name}: ${n(counts.byName[name] ?? 0)} of ${n(expected)} arrived`);
+/** The user the load asks about, and the variant the registry's allocation (as the workshop starts it) gives them. */
+const LOAD_USER = 'u-42';
+const LOAD_VARIANT = assign(REGISTRY[EXPERIMENT_PATH]!, LOAD_USER);
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every answer is the same decision: no timestamp to hold, nothing that must differ between answers. */
+const contract: AnswerContract = {
+  check: (answer) => {
+    const json = parsed(answer.body);
+    return [...answerProblems(answer.status, answer.headers['content-type'] ?? null, json), ...(json === undefined ? [] : decisionProblems(json, LOAD_USER, LOAD_VARIANT))];
+  },
+};
+
+/**
+ * The sink's counts once nothing has arrived for 300 ms (at most 3 s): the metrics of the load's last
+ * decisions are in, so they are not taken for the probe's.
+ */
+async function quietCounts(statsd: StatsdContext): Promise<StatsdCounts> {
+  const started = Date.now();
+  let counts = await statsd.counts();
+  for (;;) {
+    await sleep(300);
+    const now = await statsd.counts();
+    if (now.lines === counts.lines || Date.now() - started > 3000) return now;
+    counts = now;
+  }
+}
+
+/** Metrics short of `expected` each, counted from `since` (the sink's counts before the decisions were asked for). */
+function missing(counts: StatsdCounts, expected: number, since?: StatsdCounts): string[] {
+  const arrived = (name: string) => (counts.byName[name] ?? 0) - (since?.byName[name] ?? 0);
+  return METRICS.filter((name) => arrived(name) < expected).map((name) => `${name}: ${n(arrived(name))} of ${n(expected)} arrived`);
 }
 
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
@@ -40,6 +91,8 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const statsd = services.statsd;
   if (!expect.expect(Boolean(statsd), 'the StatsD service is running')) return expect.result();
   const registered = REGISTRY[EXPERIMENT_PATH]!;
+  // The probe also runs after the load, when the sink already holds the load's metrics: count from here.
+  const before = await quietCounts(statsd!);
   for (const user of PROBE_USERS) {
     await expectDecision(expect, baseUrl, user, registered, "each user gets the variant of the experiment's allocation");
   }
@@ -54,8 +107,8 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
     await statsd!.setUpstreamRoutes(REGISTRY);
   }
   // Every decision reports its four metrics to StatsD, under the StatsD name.
-  const { counts } = await waitForLines(statsd!, PROBE_REQUESTS * METRICS.length, { quietMs: 3000, limitMs: 8000 });
-  const short = missing(counts, PROBE_REQUESTS);
+  const { counts } = await waitForLines(statsd!, before.lines + PROBE_REQUESTS * METRICS.length, { quietMs: 3000, limitMs: 8000 });
+  const short = missing(counts, PROBE_REQUESTS, before);
   expect.expect(short.length === 0, `every decision sends its four metrics (${METRICS.join(', ')})`, short.join('; '));
   return expect.result();
 }
@@ -109,12 +162,13 @@ async function checkRecordMove(expect: Expectations, baseUrl: string, statsd: St
 }
 
 /** After the load: no metric lost, then the StatsD record moves and metrics must follow it. */
-async function afterLoad({ services, baseUrl, answered, connections }: AfterLoadContext): Promise<CheckResult> {
+async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const statsd = services.statsd!;
-  const least = answered + PROBE_REQUESTS;
-  // Requests in flight when each phase of the load stopped (warm-up, measured) were decided without being counted.
-  const most = least + 2 * connections;
+  // The probe decides too, before the load and after it.
+  const least = answered + probeAnswers;
+  // Requests in flight when each phase of the load stopped were decided without being counted.
+  const most = least + inFlightAtMost;
   const settled = await waitForLines(statsd, least * METRICS.length, { quietMs: 3000, limitMs: 60_000 });
   const short = missing(settled.counts, least);
   expect.expect(
@@ -157,20 +211,21 @@ export default defineExercise({
   // The probe counts live async resources by type: c-ares lookups in flight show as QUERYWRAP.
   probe: { asyncResources: true },
   load: {
-    path: `/decide?experiment=${EXPERIMENT}&user=u-42`,
+    path: `/decide?experiment=${EXPERIMENT}&user=${LOAD_USER}`,
     connections: 30,
     warmupSeconds: 2,
     durationSeconds: 8,
+    turns: { seconds: 3, minRounds: 5, maxRounds: 7 },
   },
   check,
-  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
+  contract,
   afterLoad,
   stages: [
     {
       file: '1-client-dns-cache.ts',
       title: "the StatsD client's own DNS cache",
       changes:
-        "hot-shots' `cacheDns: true`: the client looks the StatsD name up once and keeps the address for `cacheDnsTtl` (60 s by default; forever in the client Klarna used), whatever TTL the record carries. Lookups stop piling up and p99 falls to tens of milliseconds. It is wrong all the same: when the StatsD record moves to a new address, the metrics keep going to the old one until the cache runs out, which is why Klarna rejected it. The after-load check moves the record and rejects this stage.",
+        "hot-shots' `cacheDns: true`: the client looks the StatsD name up once and keeps the address for `cacheDnsTtl` (60 s by default, an hour in this stage; forever in the client Klarna used), whatever TTL the record carries. Lookups stop piling up and p99 falls to tens of milliseconds. It is wrong all the same: when the StatsD record moves to a new address, the metrics keep going to the old one until the cache runs out, which is why Klarna rejected it. The after-load check moves the record and rejects this stage.",
       targets: [
         { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
         { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
-import { defineExercise, type AfterLoadContext, type CheckContext } from '../../scripts/manifest.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
-import { assign, EXPERIMENTS } from './assignment.ts';
+import { assign, EXPERIMENTS, type Decision } from './assignment.ts';
 
 /** Decisions the correctness probe asks for; the after-load check counts their events too. */
-const PROBE_DECISIONS = EXPERIMENTS.length + 1;
 /** The batching interval the brief allows, and the margin on top of it for the events to arrive. */
 const INTERVAL_MS = 1000;
 const ARRIVAL_MARGIN_MS = 1500;
@@ -17,7 +16,42 @@ const ACK_LATENCY_MS = 5;
 const STOP_TRAFFIC_WORKERS = 4;
 const STOP_TRAFFIC_MS = 300;
 
+/** The users the checks ask about start with this; the broker counts their events apart (TopicCounts.marked). */
+const CHECK_USERS = 'check-';
+
+/** An event's decidedAt is read as the time of the decision: seconds off, not a minute. */
+const TS_SLACK_MS = 5000;
+
 const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** What a client relies on in every answer, the probe's and the load's alike: 200, JSON that says so, the user's own decision. */
+function decisionProblems(status: number, contentType: string | null, json: unknown, expected: Decision): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) return [...problems, 'the body is not JSON'];
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  if (!(body.user === expected.user && body.experiment === expected.experiment && body.variant === expected.variant)) {
+    problems.push(`not the decision {user: "${expected.user}", experiment: "${expected.experiment}", variant: "${expected.variant}"}`);
+  }
+  return problems;
+}
+
+/** The user the load asks about, always the same: every answer is the same decision, nothing to hold fresh. */
+const LOAD_USER = 'u-48151623';
+const LOAD_DECISION = assign(LOAD_USER, EXPERIMENTS[0]!);
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const contract: AnswerContract = {
+  check: (answer) => decisionProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), LOAD_DECISION),
+};
 
 /** The probe's events among the topic's first events, by user. */
 function eventsOf(counts: TopicCounts, users: Set<string>): Map<string, Record<string, unknown>[]> {
@@ -39,19 +73,24 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const unknown = await fetchResponse(`${baseUrl}/experiments/no-such-experiment/users/u-1`);
   expect.expect(unknown.status === 404, 'an unknown experiment answers 404', `got ${unknown.status}`);
 
-  // A few decisions, one per experiment and one more, each user new so its event can be told apart.
+  // A few decisions, one per experiment and one more, each user new so its event can be told apart. The
+  // broker counts the checks' own users apart (CHECK_USERS): after the load, when the topic's first events
+  // are long past, the probe still counts its own.
   const run = randomUUID().slice(0, 8);
-  const asked = [...EXPERIMENTS, EXPERIMENTS[0]!].map((experiment, i) => ({ user: `probe-${run}-${i}`, experiment }));
+  const asked = [...EXPERIMENTS, EXPERIMENTS[0]!].map((experiment, i) => ({ user: `${CHECK_USERS}probe-${run}-${i}`, experiment }));
+  const markedBefore = (await broker!.counts()).marked;
+  const own = (counts: TopicCounts) => counts.marked - markedBefore;
   const started = Date.now();
+  const askedAt = new Map<string, number>();
   for (const { user, experiment } of asked) {
+    askedAt.set(user, Date.now());
     const response = await fetchResponse(`${baseUrl}/experiments/${experiment}/users/${user}`);
     const expected = assign(user, experiment);
-    const body = (response.json ?? {}) as Record<string, unknown>;
-    expect.expect(response.status === 200, `GET /experiments/${experiment}/users/${user} answers 200`, `got ${response.status}: ${response.text.slice(0, 120)}`);
+    const problems = decisionProblems(response.status, response.headers.get('content-type'), response.json, expected);
     expect.expect(
-      body.user === expected.user && body.experiment === expected.experiment && body.variant === expected.variant,
-      `the answer is the user's stable variant {user, experiment, variant: "${expected.variant}"}`,
-      `got ${response.text.slice(0, 120)}`,
+      problems.length === 0,
+      `GET /experiments/${experiment}/users/${user} answers 200 with the user's stable variant as JSON {user, experiment, variant: "${expected.variant}"}`,
+      `${problems.join('; ')}: got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`,
     );
   }
   const answeredMs = Date.now() - started;
@@ -60,34 +99,37 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const users = new Set(asked.map((a) => a.user));
   const deadline = Date.now() + INTERVAL_MS + ARRIVAL_MARGIN_MS;
   let counts = await broker!.counts();
-  while (eventsOf(counts, users).size < users.size && Date.now() < deadline) {
+  while (own(counts) < users.size && Date.now() < deadline) {
     await sleep(100);
     counts = await broker!.counts();
   }
   const arrivedMs = Date.now() - started;
-  const arrived = eventsOf(counts, users);
   expect.expect(
-    arrived.size === users.size,
+    own(counts) >= users.size,
     `every decision's event reaches the broker within ${(INTERVAL_MS + ARRIVAL_MARGIN_MS) / 1000} s`,
-    `${users.size - arrived.size} of ${users.size} had not arrived ${(arrivedMs / 1000).toFixed(1)} s after the first request ` +
+    `${users.size - own(counts)} of ${users.size} had not arrived ${(arrivedMs / 1000).toFixed(1)} s after the first request ` +
       `(answers took ${answeredMs} ms; ${counts.events} events on the topic)`,
   );
+  // What each event carries, where the broker kept it: among the topic's first events, so before the load.
+  const arrived = eventsOf(counts, users);
   for (const { user, experiment } of asked) {
     const event = arrived.get(user)?.[0];
     if (!event) continue;
     const expected = assign(user, experiment);
+    const { decidedAt } = event;
+    const timely = typeof decidedAt === 'number' && Math.abs(decidedAt - askedAt.get(user)!) < TS_SLACK_MS;
     expect.expect(
-      event.experiment === expected.experiment && event.variant === expected.variant && typeof event.decidedAt === 'number',
+      event.experiment === expected.experiment && event.variant === expected.variant && timely,
       `the event for ${user} carries the decision {user, experiment, variant, decidedAt}`,
-      `got ${JSON.stringify(event).slice(0, 160)}`,
+      `${timely ? '' : `decidedAt ${JSON.stringify(decidedAt)} is not the time of the decision (${askedAt.get(user)} ms since the epoch); `}got ${JSON.stringify(event).slice(0, 160)}`,
     );
   }
 
   // A second batching interval later, nothing has arrived twice, and the broker acknowledged everything.
   await sleep(INTERVAL_MS + 200);
   counts = await broker!.counts();
-  const twice = [...eventsOf(counts, users)].filter(([, events]) => events.length > 1);
-  expect.expect(twice.length === 0, 'each decision has exactly one event', `${twice.length} of ${users.size} were sent twice or more`);
+  const extra = own(counts) - users.size;
+  expect.expect(extra <= 0, 'each decision has exactly one event', `${extra} events more than the ${users.size} decisions: some were sent twice or more`);
   expect.expect(counts.unreadable === 0, 'every message is a JSON event or a JSON array of events (a batch)', `${counts.unreadable} were not`);
   expect.expect(
     counts.qos0 === 0,
@@ -124,7 +166,7 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
   await Promise.all(
     Array.from({ length: workers }, async (_, worker) => {
       for (let i = 0; !stopping; i++) {
-        const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/stop-${run}-${worker}-${i}`);
+        const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/${CHECK_USERS}stop-${run}-${worker}-${i}`);
         if (status === 200) answered += 1;
         else await sleep(5); // refused: the server has stopped listening
       }
@@ -139,9 +181,11 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
  * flight when a load phase (warm-up, measured) or the stop traffic ended may have been served without
  * its answer being counted, hence an upper bound above the decisions counted.
  */
-async function afterLoad({ services, baseUrl, answered, connections, stopServer }: AfterLoadContext): Promise<CheckResult> {
+async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const broker = services.broker as BrokerContext;
+  // The probe's users are counted apart too: only the stop traffic's count from here.
+  const markedBefore = (await broker.counts()).marked;
   let exited!: () => void;
   const traffic = trafficUntil(baseUrl, new Promise<void>((resolve) => (exited = resolve)), STOP_TRAFFIC_WORKERS);
   await sleep(STOP_TRAFFIC_MS);
@@ -150,14 +194,15 @@ async function afterLoad({ services, baseUrl, answered, connections, stopServer 
   const duringStop = await traffic;
   const how = exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`;
 
-  const least = answered + PROBE_DECISIONS + duringStop;
-  // At most one request per connection is in flight when a phase ends: 2 x connections + the workers.
-  // One more round of connections is slack; a real duplicate is a whole batch, thousands of events.
-  const most = least + 3 * connections + STOP_TRAFFIC_WORKERS;
+  // The probe decides too, before the load and after it.
+  const least = answered + probeAnswers + duringStop;
+  // At most one request per connection is in flight when a phase ends, and one per stop worker; a real
+  // duplicate is a whole batch, thousands of events.
+  const most = least + inFlightAtMost + STOP_TRAFFIC_WORKERS;
   const settled = await waitForEvents(broker, least, { quietMs: 2000, limitMs: 15_000 });
   await sleep(300); // anything still on its way
   const counts = await broker.counts();
-  const served = `${fmt(least)} decisions served (${fmt(answered)} under load, ${PROBE_DECISIONS} by the probe, ${duringStop} as the stop began)`;
+  const served = `${fmt(least)} decisions served (${fmt(answered)} under load, ${probeAnswers} by the probe, ${duringStop} as the stop began)`;
   expect.expect(
     counts.events >= least,
     `no decision lost across a graceful stop: ${served}, ${fmt(counts.events)} events on the broker in ${fmt(counts.messages)} messages; ${how}`,
@@ -167,9 +212,9 @@ async function afterLoad({ services, baseUrl, answered, connections, stopServer 
   // events can hide in the totals above; the stop traffic is counted exactly. A server that drops its
   // queue on SIGTERM loses the decisions answered since its last publish, which are stop traffic.
   expect.expect(
-    counts.marked >= duringStop,
-    `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(counts.marked)} events)`,
-    `${fmt(duringStop - counts.marked)} events lost of the ${duringStop} decisions answered as the stop began`,
+    counts.marked - markedBefore >= duringStop,
+    `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(counts.marked - markedBefore)} events)`,
+    `${fmt(duringStop - (counts.marked - markedBefore))} events lost of the ${duringStop} decisions answered as the stop began`,
   );
   expect.expect(counts.events <= most, 'no decision sent twice', `${fmt(counts.events)} events for at most ${fmt(most)} decisions served`);
   expect.expect(counts.qos0 === 0, 'every message was acknowledged by the broker (QoS 1)', `${counts.qos0} went with QoS 0`);
@@ -188,16 +233,18 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   // A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
   // it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
-  // The after-load check's own traffic (users stop-...) is counted apart, so its events can be checked exactly.
-  services: [{ kind: 'broker', ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: 'stop-' } }],
+  // The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
+  // server) is counted apart, so its events can be counted exactly whatever the load sent before.
+  services: [{ kind: 'broker', ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS } }],
   load: {
-    path: `/experiments/${EXPERIMENTS[0]}/users/u-48151623`,
+    path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER}`,
     connections: 50,
     warmupSeconds: 2,
     durationSeconds: 8,
+    turns: { seconds: 2, minRounds: 5, maxRounds: 9 },
   },
   check,
-  contract: { check: (answer) => (answer.status >= 200 && answer.status < 300 ? [] : [`status ${answer.status}`]) },
+  contract,
   afterLoad,
   stages: [
     {
