@@ -384,6 +384,9 @@ describe('a worker that misbehaves (no load: stand-in workers)', () => {
       expect((await post(`/api/runs/${id}/cancel`, {})).status).toBe(202);
       expect((await watching.done).at(-1)).toMatchObject({ event: 'cancelled' });
       expect(Date.now() - asked).toBeGreaterThanOrEqual(450);
+      // SIGKILL is sent as the run ends; the kernel takes a moment to end the process.
+      const until = Date.now() + 1000;
+      while (sleepers.some(isAlive) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
       for (const pid of sleepers) expect(isAlive(pid), `sleep ${pid}`).toBe(false);
     } finally {
       hub = saved;
