@@ -244,16 +244,18 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], options: 
   const serviceSets: Services[] = [];
   let rounds = 0;
   try {
-    for (const [index, spec] of specs.entries()) {
-      options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
-      const services = await startServices(manifest.services ?? []);
-      serviceSets.push(services);
-      const started = await startAndProbe(exercise, spec, services, options);
-      runs.push(started.run);
-      if (started.server) {
-        const { run, server, contexts, startOptions, probedFrom } = started;
-        contenders.push({ run, server, contexts: contexts!, file: spec.absoluteFile, startOptions: startOptions!, probedFrom: probedFrom!, sampler: new AnswerSampler() });
-      }
+    // Starting and probing put no load on the machine to speak of: all servers at once.
+    const started = await Promise.all(
+      specs.map(async (spec, index) => {
+        options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+        const services = await startServices(manifest.services ?? []);
+        serviceSets.push(services);
+        return { spec, ...(await startAndProbe(exercise, spec, services, options)) };
+      }),
+    );
+    for (const { spec, run, server, contexts, startOptions, probedFrom } of started) {
+      runs.push(run);
+      if (server) contenders.push({ run, server, contexts: contexts!, file: spec.absoluteFile, startOptions: startOptions!, probedFrom: probedFrom!, sampler: new AnswerSampler() });
     }
     const onProgress = (label: string, progress: LoadProgress) => options.onEvent?.({ type: 'load', label, progress });
     const warmedUp = await warmUpInTurns(contenders, manifest.load, onProgress);
@@ -274,13 +276,19 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], options: 
       onCrash: ({ run, server }) => noteCrash(run, server, 'during its turn'),
     });
     settle();
+    // A fresh copy beside each server is load: one server at a time. The checks after it are not: all at once.
     for (const contender of contenders) {
-      const { run, server, sampler } = contender;
-      if (!server.exit()) await afterTurns(exercise, contender, options, (progress) => onProgress(run.label, progress));
-      run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
-      await server.stop();
-      options.onEvent?.({ type: 'done', run });
+      if (!contender.server.exit()) await beside(exercise, contender, (progress) => onProgress(contender.run.label, progress));
     }
+    await Promise.all(
+      contenders.map(async (contender) => {
+        const { run, server, sampler } = contender;
+        if (!server.exit()) await afterTurns(exercise, contender, options);
+        run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
+        await server.stop();
+        options.onEvent?.({ type: 'done', run });
+      }),
+    );
   } finally {
     await Promise.all(contenders.map((c) => c.server.stop()));
     for (const services of serviceSets) await services.stop();
@@ -288,25 +296,27 @@ async function measureInTurns(exercise: Exercise, specs: ServerSpec[], options: 
   return { runs, rounds };
 }
 
-/** What is judged after the load, while the server still runs: the fresh copy, the probe again, the after-load check. */
-async function afterTurns(
-  exercise: Exercise,
-  { run, server, contexts, file, startOptions, probedFrom }: InTurns,
-  options: BenchOptions,
-  onProgress: (progress: LoadProgress) => void,
-): Promise<void> {
+/** For throughputKept: the aged server beside a fresh copy of itself, when it is held to that target. */
+async function beside(exercise: Exercise, { run, server, file, startOptions }: InTurns, onProgress: (progress: LoadProgress) => void): Promise<void> {
+  const freshCopy = exercise.manifest.load.freshCopy;
+  if (!freshCopy || !judgedServer(run)) return;
+  try {
+    run.freshCopy = await besideFreshCopy(file, startOptions, server, exercise.manifest.load, freshCopy.pairs, onProgress);
+    if (server.exit()) noteCrash(run, server, 'beside its fresh copy');
+  } catch (error) {
+    Object.assign(run, withFailure(run, error, server.output()));
+  }
+}
+
+/** What is judged after the load, while the server still runs: the probe again, the after-load check. */
+async function afterTurns(exercise: Exercise, { run, server, contexts, probedFrom }: InTurns, options: BenchOptions): Promise<void> {
   const { manifest } = exercise;
   try {
-    const freshCopy = manifest.load.freshCopy;
-    // Only a server held to a target on it needs its fresh copy (the references have none).
-    if (freshCopy && (run.role === 'stage' || run.role === 'mine')) {
-      run.freshCopy = await besideFreshCopy(file, startOptions, server, manifest.load, freshCopy.pairs, onProgress);
-      if (server.exit()) return noteCrash(run, server, 'beside its fresh copy');
-    }
     if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
-    const probe = run.role === 'ceiling' ? manifest.ceilingCheck : manifest.check;
-    if (probe) run.checkAfterLoad = await runCheck((url) => probe(url, { services: contexts }), server.url);
-    if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine') && run.load) {
+    // The probe again, for a server that is judged: a reference's answers under load are checked, but
+    // its probe after the load would wait out the backlog that is its bug (02's uploads: 20 s).
+    if (judgedServer(run)) run.checkAfterLoad = await runCheck((url) => manifest.check(url, { services: contexts }), server.url);
+    if (manifest.afterLoad && judgedServer(run) && run.load) {
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
         const { code, signal } = await server.stop(GRACEFUL_STOP_MS);
@@ -398,7 +408,8 @@ async function measureServer(
     }
     run.runtime = await server.snapshot();
     // Samples are taken once a second; the first after the reset may still cover the warm-up.
-    run.heap = heapTrend(server.samples.slice(measuredFrom + 1));
+    // Windows of a quarter of the phase (3 s at most) for the heap's low points, so a short phase has four.
+    run.heap = heapTrend(server.samples.slice(measuredFrom + 1), Math.min(3000, (manifest.load.durationSeconds * 1000) / 4));
     if (server.exit()) {
       noteCrash(run, server, 'during the load');
       return run;
@@ -412,11 +423,11 @@ async function measureServer(
       }
     }
     if (!request && !manifest.load.ramp) run.answers = checkAnswers(run.role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract, sampler.samples);
-    if (probe) {
+    if (judgedServer(run)) {
       if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
-      run.checkAfterLoad = await turns.take(() => runCheck((url) => probe(url, { services: contexts }), server.url));
+      run.checkAfterLoad = await turns.take(() => runCheck((url) => manifest.check(url, { services: contexts }), server.url));
     }
-    if (manifest.afterLoad && (run.role === 'stage' || run.role === 'mine')) {
+    if (manifest.afterLoad && judgedServer(run)) {
       const { answered } = run.load;
       options.onEvent?.({ type: 'after-load', label: run.label });
       const stopServer = async () => {
@@ -470,6 +481,11 @@ async function besideFreshCopy(
 export function sideBySide(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): boolean {
   if (specs.length < 2 || options.checkOnly || options.measure?.kind === 'soak') return false;
   return options.measure?.kind === 'ramp' || exercise.manifest.load.ramp !== undefined;
+}
+
+/** A server held to targets (a stage, the trainee's file), as opposed to a reference it is compared with. */
+function judgedServer(run: ServerRun): boolean {
+  return run.role === 'stage' || run.role === 'mine';
 }
 
 /** What the manifest asks of the injected probe, as its environment. */

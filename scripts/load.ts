@@ -4,6 +4,7 @@ import autocannon from 'autocannon';
 import type { LoadProfile } from './manifest.ts';
 import type { AnswerSampler } from './answers.ts';
 import type { SoakWindow } from './result.ts';
+import { percentile } from './stats.ts';
 
 export interface LoadResult {
   requestsPerSecond: { mean: number; stdev: number };
@@ -152,7 +153,5 @@ export function runPhase(
 /** p50 and p99 (nearest rank) of one second's response times; undefined for an empty second. */
 export function secondPercentiles(times: number[]): { p50: number; p99: number } | undefined {
   if (times.length === 0) return undefined;
-  const sorted = Float64Array.from(times).sort();
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-  return { p50: rank(0.5), p99: rank(0.99) };
+  return { p50: percentile(times, 0.5)!, p99: percentile(times, 0.99)! };
 }

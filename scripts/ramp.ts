@@ -183,7 +183,8 @@ export async function runRamp(
       from: ramp.from,
       to: ramp.to,
       stepSeconds: ramp.stepSeconds,
-      steps: byRate.map(({ bytes: _bytes, ...step }) => step),
+      // Each step says whether it kept up, and why not, as the ramp judged it: the report only shows it.
+      steps: byRate.map(({ bytes: _bytes, ...step }) => ({ ...step, behind: behindReason(step, lowLoadP99) })),
       ...(remeasured.length > 0 ? { remeasured: remeasured.map(({ bytes: _bytes, ...step }) => step) } : {}),
       lowLoadP99,
       knee,

@@ -1,9 +1,8 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { behindReason } from './ramp.ts';
 import { heapBasis } from './soak.ts';
-import { formatMetric, NOISE_SPREADS, selfDetail } from './verdict.ts';
+import { formatMetric, NOISE_SPREADS } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
@@ -55,8 +54,11 @@ export function renderReport(report: RunReport): string {
     lines.push('', bold('verdict'));
     for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
     const runs = report.runs ? dim(` (passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)`) : '';
-    lines.push('', (report.pass ? green(bold('PASS')) : report.tooClose ? yellow(bold('TOO CLOSE TO CALL')) : red(bold('FAIL'))) + runs);
-    if (report.tooClose) {
+    const cannot = report.verdicts.find((v) => v.cannotJudge)?.cannotJudge;
+    const undecided = cannot ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
+    lines.push('', (report.pass ? green(bold('PASS')) : report.tooClose ? yellow(bold(undecided)) : red(bold('FAIL'))) + runs);
+    if (report.tooClose && cannot) lines.push(`This machine cannot judge it (${cannot}). Exit code 3.`);
+    else if (report.tooClose) {
       lines.push(
         `A target's interval still straddled its threshold after ${report.turns?.rounds ?? 'the most'} rounds: this machine cannot tell ` +
           'a pass from a fail here. Run verify again on a quieter machine (close what else runs), or take the figures as a sign the fix is ' +
@@ -152,7 +154,7 @@ function perSecondLines(servers: ServerRun[]): string {
 export function rampSection(server: ServerRun): string {
   const ramp = server.ramp!;
   const rows = ramp.steps.map((step, index) => {
-    const behind = behindReason(step, ramp.lowLoadP99);
+    const behind = step.behind;
     const mark = (ramp.knee?.step === index ? bold(' ◀ knee') : '') + (step.settle ? dim(' · placing the knee') : '');
     return [
       integer(step.offered),
@@ -165,7 +167,7 @@ export function rampSection(server: ServerRun): string {
   });
   const knee = ramp.knee
     ? `knee: ${bold(`${integer(ramp.knee.rate ?? ramp.knee.achieved)} req/s`)} (kept up at ${integer(ramp.knee.offered)} req/s; ${ramp.knee.reason})`
-    : yellow(ramp.steps.length > 0 && behindReason(ramp.steps[0]!, ramp.lowLoadP99) ? 'no knee: behind from the first step; start the ramp lower' : 'no knee: it kept up with every step; ramp higher');
+    : yellow(ramp.steps[0]?.behind ? 'no knee: behind from the first step; start the ramp lower' : 'no knee: it kept up with every step; ramp higher');
   const cliff = ramp.cliff !== undefined ? ` · p99 at the highest rate ${ratio(ramp.cliff)} its low-load p99 (${ramp.lowLoadP99.toFixed(0)} ms)` : '';
   const seconds = ramp.steps.reduce((sum, s) => sum + s.seconds, 0);
   // Steps measured while other programs kept the machine busy were measured again (see ramp.ts BUSY_CORES).
@@ -268,7 +270,7 @@ function targetRow(result: TargetResult, server?: ServerRun): string[] {
       `  ${result.name}`,
       result.ratio !== undefined ? ratio(result.ratio) : '-',
       bound,
-      server ? selfDetail(target.metric, server) : '',
+      result.detail ?? '',
       result.margin !== undefined ? signedPercent(result.margin) : '',
       targetStatus(result),
     ];

@@ -87,6 +87,8 @@ export interface TargetResult {
    * median (order statistics, see stats.ts). Absent for a figure of the whole run (a heap's slope).
    */
   rounds?: { ratios: number[]; low: number; high: number; confidence: number };
+  /** For a ratio of the server's own figures: what it was taken from ("aged 7,718 vs fresh copy 6,757 req/s"). */
+  detail?: string;
   /** The interval straddles the target after the most rounds allowed: neither a pass nor a fail. */
   tooClose?: boolean;
   /** Why this machine cannot judge it (Target.needsCores). */
@@ -175,6 +177,8 @@ export interface RampStep {
   elsewhere?: number;
   /** Measured to place the knee, after the climb (see runRamp); the knee is taken from these. */
   settle?: boolean;
+  /** Why it fell behind ("answered 114 of 140 req/s"), or undefined when it kept up; set by the ramp. */
+  behind?: string;
 }
 
 /** Where the server stopped keeping up with the offered rate. */

@@ -158,7 +158,8 @@ export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): 
   if (target.against === 'itself') {
     // The metric is already a ratio of the server's own figures: it is judged as it is.
     const value = metric.value(run);
-    const base = { target, name, referenceLabel: run.label, pass: false };
+    const detail = selfDetail(target.metric, run);
+    const base = { target, name, referenceLabel: run.label, pass: false, ...(detail ? { detail } : {}) };
     if (value === undefined) return { ...base, note: `${run.label} has no ${metric.name} figure` };
     return { ...base, value, ratio: value, ...bounds(target, value, required) };
   }

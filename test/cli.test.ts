@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -70,6 +70,15 @@ describe('the workshop command', () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain(message);
     }
+  });
+
+  it.runIf(existsSync('/usr/bin/taskset'))('on one core, verify 09 says why it cannot judge a fix that spreads work over cores, before any load', () => {
+    const started = Date.now();
+    const result = spawnSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', 'scripts/workshop.ts', 'verify', '09'], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status, result.stderr).toBe(3);
+    expect(result.stdout).toContain('CANNOT BE JUDGED HERE');
+    expect(result.stdout).toContain('the server has 1 core here and this target needs 2');
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('says so when reset finds the file as shipped', () => {

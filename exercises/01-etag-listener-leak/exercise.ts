@@ -113,7 +113,7 @@ export default defineExercise({
   load: {
     path: '/seed/v1',
     connections: 10,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     durationSeconds: 5,
     // The shipped server slows with every request it has served: a fixed number of rounds measures it at
     // the same age in every run (more rounds would make it look worse, not the fix better).

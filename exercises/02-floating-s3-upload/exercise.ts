@@ -174,14 +174,16 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
   services: [{ kind: 's3', latencyMs: 200 }],
+  // Two heap samples a second: the heap's low points over a 6 s phase, in windows of 1.5 s.
+  probe: { sampleMs: 500 },
   load: {
     path: '/tasks',
     method: 'POST',
     body: JSON.stringify({ institution: LOAD_INSTITUTION }),
     headers: { 'content-type': 'application/json' },
     connections: 30,
-    warmupSeconds: 2,
-    durationSeconds: 10,
+    warmupSeconds: 1,
+    durationSeconds: 6,
     // One server after another: the floating uploads pile up only under sustained load and drain between
     // turns. Taken within 3 s turns, the heap's slope read 0.29x to 1.25x the shipped server's for the
     // shipped file itself, and a raised heap limit read below zero (see docs/measuring.md).

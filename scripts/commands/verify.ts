@@ -6,6 +6,7 @@ import { bold, green } from '../format.ts';
 import { updateExercise } from '../progress.ts';
 import { renderJson, renderReport } from '../report.ts';
 import type { RunReport } from '../result.ts';
+import { cannotJudgeHere } from '../verdict.ts';
 
 export interface VerifyOptions {
   json?: boolean;
@@ -19,6 +20,14 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
   const bench = { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags };
   // A server that answers wrong fails at once, before any load is spent on the references.
   const precheck = await runBench(exercise, [specFor(exercise, 'mine')], { ...bench, checkOnly: true });
+  // A goal this machine cannot judge (too few cores for what the fix does) is said before any load is spent.
+  const cannot = exercise.manifest.goal.map((target) => cannotJudgeHere(target)).find((why) => why !== undefined);
+  if (precheck.pass && cannot) {
+    const report: RunReport = { ...precheck, verdicts: [{ label: 'mine', pass: false, targets: [], problems: [], cannotJudge: cannot }], pass: false, tooClose: true };
+    process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
+    if (!options.json) process.stdout.write('\nYour server answers correctly; run verify on a machine with more cores to judge its speed.\n');
+    return report;
+  }
   const specs = verifyChoices(exercise).map((choice) => specFor(exercise, choice));
   const report = precheck.pass ? await runBenchRepeated(exercise, specs, bench, options.runs ?? 1) : precheck;
   process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);

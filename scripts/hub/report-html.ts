@@ -4,7 +4,7 @@
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
 import { intervalText, measuredFor } from '../report.ts';
-import { formatMetric, metricName, selfDetail } from '../verdict.ts';
+import { formatMetric, metricName } from '../verdict.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
@@ -22,7 +22,8 @@ export function renderReportHtml(report: RunReport): string {
   const failed = report.servers.filter((s) => s.failure || s.check?.ok === false || s.checkAfterLoad?.ok === false || s.afterLoad?.ok === false);
   for (const server of failed) parts.push(serverProblems(server));
   const judged = report.verdicts.length > 0;
-  const overall = report.pass ? 'PASS' : report.tooClose ? 'TOO CLOSE TO CALL' : 'FAIL';
+  const undecided = report.verdicts.some((v) => v.cannotJudge) ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
+  const overall = report.pass ? 'PASS' : report.tooClose ? undecided : 'FAIL';
   parts.push(
     `<p class="hp-overall ${report.pass ? 'hp-pass' : report.tooClose ? 'hp-note' : 'hp-fail'}">${judged || !report.pass ? overall : 'measured'}` +
       `${report.runs ? ` <span class="hp-dim">(passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)</span>` : ''}</p>`,
@@ -105,7 +106,7 @@ function targetRow(result: TargetResult, server?: ServerRun): string {
   const inThisRun =
     target.against === 'itself'
       ? server
-        ? selfDetail(target.metric, server)
+        ? (result.detail ?? '')
         : ''
       : result.requiredValue !== undefined
         ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
