@@ -401,7 +401,7 @@ export default defineExercise({
     body: JSON.stringify(LOAD.task),
     headers: headersOf(LOAD),
     connections: 60,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     durationSeconds: 6,
   },
   check,
@@ -413,10 +413,10 @@ export default defineExercise({
       title: 'pino with redaction paths',
       changes:
         "The hand-made logger is replaced by pino with `redact: { paths: [...], censor: '[Redacted]' }` and `pino.destination(LOG_FILE)`. The old logger deep-copied every context object, tested every key against eight patterns, ran eight more regular expressions over every key and string, escaped every string with two more, and built each line by concatenation: about 900 keys and strings and some 13,000 regular-expression calls per task, most of them for the transactions page. pino serializes each line once with JSON.stringify, and its redaction visits only the ten paths named at start-up. The log calls and the lines they write are unchanged. The worker now does ~2.6x the shipped one's tasks/s, close to what the bank's latency allows; an asynchronous destination and a child logger per task were measured as stage 2 candidates and gained nothing.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.5 }],
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
     },
   ],
-  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.5 }],
+  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
   profile: {
     lookFor:
       "Use flame or cpu and search for `info` or `redact`: the hand-made logger (`write`, `redact`, `scrubString`, `isSecretKey`, `toJson`, `escapeJson`) holds about half of all samples here, over fifteen times the route's own work in `bankRefresh`. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",

@@ -213,9 +213,9 @@ export default defineExercise({
   load: {
     path: `/decide?experiment=${EXPERIMENT}&user=${LOAD_USER}`,
     connections: 30,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     durationSeconds: 8,
-    turns: { seconds: 3, minRounds: 5, maxRounds: 7 },
+    turns: { seconds: 2, minRounds: 5, maxRounds: 9 },
   },
   check,
   contract,

@@ -239,9 +239,9 @@ export default defineExercise({
   load: {
     path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER}`,
     connections: 50,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     durationSeconds: 8,
-    turns: { seconds: 2, minRounds: 5, maxRounds: 9 },
+    turns: { seconds: 1, minRounds: 5, maxRounds: 9 },
   },
   check,
   contract,

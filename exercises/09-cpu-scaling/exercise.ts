@@ -143,7 +143,7 @@ export default defineExercise({
     path: `/fibonacci/${LOAD_N}`,
     // The most requests in flight at once: past the knee they queue, up to this many.
     connections: 100,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     // A steady load's length (`profile 09`, `run 09 --load`); the ramp's is its steps.
     durationSeconds: 5,
     // The verdict: the saturated throughput of the servers in turns, 2 s each. Eight requests open at once
