@@ -213,9 +213,11 @@ export default defineExercise({
   load: {
     path: `/decide?experiment=${EXPERIMENT}&user=${LOAD_USER}`,
     connections: 30,
-    warmupSeconds: 1,
+    warmupSeconds: 2,
     durationSeconds: 8,
-    turns: { seconds: 2, minRounds: 5, maxRounds: 9 },
+    // The shipped server's DNS queue takes seconds to build: in 2 s turns after a 1 s warm-up its p99 read
+    // 29 ms (no queue yet), in 3 s turns after 2 s about 2 s.
+    turns: { seconds: 3, minRounds: 5, maxRounds: 7 },
   },
   check,
   contract,
