@@ -125,7 +125,7 @@ const SCALES_OUT: Target = {
   metric: 'requestsPerSecond',
   against: 'broken',
   atLeast: 1.4,
-  needsCores: { count: 2, why: 'on one core, workers only take turns on it, and no number of processes answers more than one does' },
+  needsCores: { count: 2, why: 'on one core, no server answers more of this work than one core can do' },
 };
 
 export default defineExercise({
