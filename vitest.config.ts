@@ -8,6 +8,8 @@ export default defineConfig({
     fileParallelism: false,
     maxWorkers: 1,
     pool: 'forks',
+    // Only wrong-fixes.test.ts runs tests concurrently: known-wrong fixes, mostly waiting, not judged on speed.
+    maxConcurrency: 8,
     testTimeout: 180_000,
     hookTimeout: 60_000,
   },

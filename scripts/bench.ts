@@ -414,8 +414,9 @@ async function measureServer(
       noteCrash(run, server, 'during the load');
       return run;
     }
+    // The fresh copy is for a verdict; a run that is not judged (a plain run, a known-wrong fix) has none.
     const freshCopy = manifest.load.freshCopy;
-    if (freshCopy && run.load && !options.measure) {
+    if (freshCopy && run.load && !options.measure && options.judge !== false) {
       run.freshCopy = await besideFreshCopy(spec.absoluteFile, { nodeFlags, env }, server, manifest.load, freshCopy.pairs, onProgress);
       if (server.exit()) {
         noteCrash(run, server, 'beside its fresh copy');

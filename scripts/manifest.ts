@@ -11,6 +11,12 @@ import type { RouteTableOptions } from './services/route-table.ts';
 export type Reference = 'broken' | 'previous' | 'ceiling' | 'itself';
 
 /**
+ * Turns of 1 s, at least 4 rounds: the fewest whose lowest and highest ratio cover the median with the
+ * confidence the verdict wants (87.5% for 4, see stats.ts), then more while too close, up to 11.
+ */
+export const DEFAULT_TURNS = { seconds: 1, minRounds: 4, maxRounds: 11 };
+
+/**
  * A figure of a load run or of the probe that a target can be set on: req/s and p99 from the load,
  * heapGrowth (bytes/s, the slope of the heap's lower envelope over the measured phase) and
  * minorGcShare (the share of wall time spent in scavenges) and minorGcPerRequest (scavenge milliseconds
@@ -293,7 +299,7 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
   }
   const turns = manifest.load.turns;
   if (turns !== undefined && turns !== false) {
-    const { seconds = 1, minRounds = 5, maxRounds = 11 } = turns;
+    const { seconds = DEFAULT_TURNS.seconds, minRounds = DEFAULT_TURNS.minRounds, maxRounds = DEFAULT_TURNS.maxRounds } = turns;
     if (!(seconds >= 0.5 && seconds <= 30)) problems.push('load.turns.seconds must be between 0.5 and 30');
     if (!(Number.isInteger(minRounds) && minRounds >= 3)) problems.push('load.turns.minRounds must be a whole number, 3 or more');
     if (!(Number.isInteger(maxRounds) && maxRounds >= minRounds && maxRounds <= 30)) problems.push('load.turns.maxRounds must be a whole number from minRounds to 30');

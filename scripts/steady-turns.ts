@@ -6,15 +6,13 @@
 import type autocannon from 'autocannon';
 import type { AnswerSampler } from './answers.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress, type LoadResult } from './load.ts';
-import type { LoadProfile } from './manifest.ts';
+import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
 import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
 import type { ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
 import { waitUntilIdle } from './idle.ts';
 import { median, percentile, sd } from './stats.ts';
 import { heapTrend, type HeapTrend } from './trend.ts';
-
-export const DEFAULT_TURNS = { seconds: 1, minRounds: 5, maxRounds: 11 };
 
 /** A turn's heap slope is fitted on the lowest sample of each half second (the probe samples faster then). */
 const HEAP_WINDOW_MS = 500;

@@ -1,18 +1,15 @@
 // The author check, as rustlings has it: for every exercise, the shipped server answers correctly but misses
-// its target, every solution stage reaches its targets against references measured in the same run, and
-// known-wrong fixes are rejected by the correctness probe however fast they are.
+// its target, and every solution stage reaches its targets against references measured in the same run.
+// Its other half, known-wrong fixes rejected however fast they are, is wrong-fixes.test.ts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { demoChoices, nodeFlagsComment, runBench, specFor, type ServerSpec } from '../scripts/bench.ts';
+import { demoChoices, runBench, specFor } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
-import { turnLoad } from '../scripts/steady-turns.ts';
-import { honestyProblems } from '../scripts/verdict.ts';
 import type { RunReport } from '../scripts/result.ts';
-import { TEST_DIR } from './helpers.ts';
+import { shippedAsMine } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
@@ -22,17 +19,6 @@ const exercises = await loadAllExercises();
  * it out keeps CI well under its time limit.
  */
 const STAGES_ONLY = process.env.HOTPATH_AUTHOR_STAGES_ONLY === '1';
-
-/** The pristine shipped file judged as if it were the trainee's: it must fail the goal. */
-function shippedAsMine(exercise: (typeof exercises)[number]): ServerSpec {
-  const mine = specFor(exercise, 'mine');
-  return { run: { ...mine.run, label: 'mine', title: 'the shipped file, as a trainee gets it', file: relativeToRoot(exercise.shippedFile) }, absoluteFile: exercise.shippedFile };
-}
-
-function wrongFixes(id: string): string[] {
-  const dir = path.join(TEST_DIR, 'wrong-fixes', id);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f)) : [];
-}
 
 for (const exercise of exercises) {
   const { id, stages } = exercise.manifest;
@@ -102,68 +88,6 @@ for (const exercise of exercises) {
     });
 
   });
-
-  describe(`known-wrong fixes: ${id}`, () => {
-    it('has known-wrong fixes, and each is rejected for its named reason', async () => {
-      const files = wrongFixes(id);
-      expect(files.length).toBeGreaterThanOrEqual(3);
-      // Each file names the failure it must trip, so it is rejected for the right reason: `// probe: ...` for
-      // the probe before any load, `// under-load: ...` for what the load receives or the probe finds after
-      // it (a body memoized after N requests), `// after-load: ...` for what only shows after work.
-      const named = (file: string, tag: string) => new RegExp(`^// ${tag}: (.+)$`, 'm').exec(readFileSync(file, 'utf8'))?.[1];
-      const wrongSpec = (file: string): ServerSpec => {
-        const spec = shippedAsMine(exercise);
-        return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) }, absoluteFile: file };
-      };
-      const byProbe = files.filter((file) => named(file, 'probe') !== undefined);
-      const underLoad = files.filter((file) => named(file, 'under-load') !== undefined);
-      const afterLoad = files.filter((file) => named(file, 'after-load') !== undefined);
-      expect(byProbe.length + underLoad.length + afterLoad.length, 'every wrong fix names what rejects it (// probe:, // under-load: or // after-load:)').toBe(files.length);
-
-      // Rejecting a wrong fix is a matter of what it answers, not of its speed: they run a few at a time,
-      // each with services of its own, to keep the suite short.
-      const checked = await inPool(byProbe, (file) => runBench(exercise, [wrongSpec(file)], { checkOnly: true }));
-      for (const server of checked.flatMap((report) => report.servers)) {
-        expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
-        expect(server.check?.ok, `${server.label} passed the correctness probe`).toBe(false);
-        expect(server.check!.failures.join('\n'), server.label).toContain(named(path.join(ROOT, server.file), 'probe'));
-      }
-      const loaded = [...underLoad, ...afterLoad];
-      if (loaded.length === 0) return;
-      // A short steady load is enough to trip them: they change behaviour after at most a few hundred
-      // requests, or lose work. No ramp: a wrong fix is not judged on speed.
-      const { ramp: _ramp, ...steady } = turnLoad(exercise.manifest.load);
-      const brief = { ...exercise, manifest: { ...exercise.manifest, load: { ...steady, warmupSeconds: 0.5, durationSeconds: 2 } } };
-      const servers = (await inPool(loaded, (file) => runBench(brief, [wrongSpec(file)], { judge: false }))).flatMap((report) => report.servers);
-      for (const server of servers) {
-        const file = path.join(ROOT, server.file);
-        expect(server.failure, `${server.label} should start and answer: ${server.failure}\n${server.output}`).toBeUndefined();
-        expect(server.check?.ok, `${server.label} should pass the probe before the load: ${server.check?.failures.join('; ')}`).toBe(true);
-        const tag = named(file, 'under-load');
-        if (tag !== undefined) {
-          const problems = honestyProblems(server).filter((p) => p.startsWith('under load') || p.startsWith('the correctness probe after the load'));
-          expect(problems.join('\n'), `${server.label} was not rejected under load`).toContain(tag);
-        } else {
-          expect(server.afterLoad?.ok, `${server.label} passed the after-load check: ${server.afterLoad?.passed.join('; ')}`).toBe(false);
-          expect(server.afterLoad!.failures.join('\n'), server.label).toContain(named(file, 'after-load'));
-        }
-      }
-    }, 600_000);
-  });
-}
-
-/** Runs `work` on every item, at most `limit` at a time; the results in the items' order. */
-async function inPool<T, R>(items: T[], work: (item: T) => Promise<R>, limit = 4): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /**

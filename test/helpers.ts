@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { specFor, type ServerSpec } from '../scripts/bench.ts';
+import type { Exercise } from '../scripts/exercises.ts';
+import { relativeToRoot } from '../scripts/paths.ts';
 
 export const TEST_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const fixture = (name: string) => path.join(TEST_DIR, 'fixtures', 'servers', name);
@@ -19,4 +22,10 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The pristine shipped file judged as if it were the trainee's (author check, known-wrong fixes). */
+export function shippedAsMine(exercise: Exercise): ServerSpec {
+  const mine = specFor(exercise, 'mine');
+  return { run: { ...mine.run, label: 'mine', title: 'the shipped file, as a trainee gets it', file: relativeToRoot(exercise.shippedFile) }, absoluteFile: exercise.shippedFile };
 }

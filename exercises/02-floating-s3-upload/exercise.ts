@@ -89,27 +89,29 @@ function expectPayload(expect: Expectations, stored: string, taskId: string, ins
   );
 }
 
-/** How long the probe waits for its payload once no upload at all reaches the bucket. */
-const UPLOAD_QUIET_MS = 8000;
+/** How long the probe waits for its payloads once no upload at all reaches the bucket. */
+const UPLOAD_QUIET_MS = 4000;
 
 /**
- * Waits for the object. After the load a worker may still be uploading a backlog, and the probe's payload
- * is queued behind it: it gets as long as uploads keep arriving (up to 90 s), and UPLOAD_QUIET_MS more.
+ * Waits for the objects, all together. After the load a worker may still be uploading a backlog, and the
+ * probe's payloads are queued behind it: they get as long as uploads keep arriving (up to 90 s), and
+ * UPLOAD_QUIET_MS more. Returns each key's object, or undefined for one that never arrived.
  */
-async function waitForObject(s3: S3Context, key: string, limitMs = 90_000): Promise<string | undefined> {
+async function waitForObjects(s3: S3Context, keys: string[], limitMs = 90_000): Promise<Map<string, string | undefined>> {
+  const found = new Map<string, string | undefined>(keys.map((key) => [key, undefined]));
   const started = Date.now();
   let stored = await storedCount(s3).catch(() => -1);
   let lastArrival = started;
   for (;;) {
-    try {
-      return await readObject(s3, key);
-    } catch {
-      const now = Date.now();
-      if (now - lastArrival > UPLOAD_QUIET_MS || now - started > limitMs) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const count = await storedCount(s3).catch(() => stored);
-      if (count !== stored) [stored, lastArrival] = [count, Date.now()];
+    for (const key of keys.filter((k) => found.get(k) === undefined)) {
+      const object = await readObject(s3, key).catch(() => undefined);
+      if (object !== undefined) found.set(key, object);
     }
+    const now = Date.now();
+    if (keys.every((k) => found.get(k) !== undefined) || now - lastArrival > UPLOAD_QUIET_MS || now - started > limitMs) return found;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const count = await storedCount(s3).catch(() => stored);
+    if (count !== stored) [stored, lastArrival] = [count, Date.now()];
   }
 }
 
@@ -130,8 +132,9 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
       `${problems.join('; ')}: ${response.text.slice(0, 120)}`,
     );
   }
+  const objects = await waitForObjects(s3!, tasks.map((task) => debugKey(task.taskId)));
   for (const task of tasks) {
-    const stored = await waitForObject(s3!, debugKey(task.taskId));
+    const stored = objects.get(debugKey(task.taskId));
     const detail = `nothing at ${debugKey(task.taskId)}, and no upload reached the bucket for ${UPLOAD_QUIET_MS / 1000} s`;
     if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", detail)) continue;
     expectPayload(expect, stored!, task.taskId, task.institution, ran.get(task.taskId));

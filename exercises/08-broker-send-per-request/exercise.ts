@@ -241,7 +241,7 @@ export default defineExercise({
     connections: 50,
     warmupSeconds: 1,
     durationSeconds: 8,
-    turns: { seconds: 1, minRounds: 5, maxRounds: 9 },
+    turns: { seconds: 1, maxRounds: 9 },
   },
   check,
   contract,
