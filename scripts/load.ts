@@ -126,7 +126,7 @@ export function runPhase(
         ...(sampler ? { requests: [{ method: profile.method ?? 'GET', path: profile.path, body: profile.body, headers: profile.headers, onResponse: sampler.onResponse }] } : {}),
         connections: profile.connections,
         duration: seconds,
-        ...(overallRate ? { overallRate } : {}),
+        ...((overallRate ?? profile.rate) ? { overallRate: overallRate ?? profile.rate } : {}),
         ...(sampleMs ? { sampleInt: sampleMs } : {}),
         // A request still unanswered after this counts as a timeout, which fails the run.
         timeout: 10,

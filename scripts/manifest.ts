@@ -76,6 +76,12 @@ export interface LoadProfile {
    */
   settleAfterWarmup?: boolean;
   /**
+   * The steady load's offered rate in req/s over all connections (autocannon's overallRate); as fast as
+   * the server answers when absent. The author check's known-wrong fixes use it: they are judged on what
+   * they answer, and a load at full speed would only spend the cores they share.
+   */
+  rate?: number;
+  /**
    * Measure with a ramp instead of a steady load: the offered rate climbs from `from` to `to` req/s in
    * `steps` equal steps of `stepSeconds` each (autocannon's rate limiting), and the harness finds the knee.
    * `connections` is then the most requests the load keeps open at once: past the knee, they queue.
@@ -91,7 +97,7 @@ export interface LoadProfile {
   /**
    * How the servers of one verdict take turns (see steady-turns.ts): each is loaded for `seconds` in turn,
    * round after round; at least `minRounds` rounds, then more while a target is too close to call, up to
-   * `maxRounds`. Defaults: 1 s, 5 and 11 rounds. A server whose requests take seconds needs longer turns.
+   * `maxRounds`. Defaults: DEFAULT_TURNS (1 s, 4 and 11 rounds). A server whose requests take seconds needs longer turns.
    * `connections` replaces load.connections for the warm-ups and turns (a ramp's queue limit is not a
    * steady load's). A server whose bug grows with age sets minRounds = maxRounds, so every run measures
    * it at the same age (see docs/measuring.md). `false`: one server after another, each for
@@ -267,6 +273,7 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
   if (!(Number.isInteger(connections) && connections > 0)) problems.push('load.connections must be a positive integer');
   if (!(warmupSeconds >= 0)) problems.push('load.warmupSeconds must be 0 or more');
   if (!(durationSeconds > 0 && durationSeconds <= 600)) problems.push('load.durationSeconds must be between 0 and 600: every run is bounded');
+  if (manifest.load.rate !== undefined && !(manifest.load.rate > 0)) problems.push('load.rate must be a positive number of req/s');
   if (manifest.stages.length === 0) problems.push('there must be at least one stage');
   if (manifest.hints.length === 0) problems.push('there must be at least one hint');
   if (manifest.goal.length === 0) problems.push('goal must have at least one target');

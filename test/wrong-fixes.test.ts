@@ -40,10 +40,10 @@ for (const exercise of exercises) {
     const spec = shippedAsMine(exercise);
     return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) }, absoluteFile: file };
   };
-  // A short steady load is enough to trip them: they change behaviour after at most a few hundred
-  // requests, or lose work. No ramp: a wrong fix is not judged on speed.
+  // A short steady load is enough to trip them: they change behaviour after at most a thousand requests,
+  // or lose work. No ramp and at most 1,500 req/s: a wrong fix is not judged on speed.
   const { ramp: _ramp, ...steady } = turnLoad(exercise.manifest.load);
-  const brief = { ...exercise, manifest: { ...exercise.manifest, load: { ...steady, warmupSeconds: 0.5, durationSeconds: 2 } } };
+  const brief = { ...exercise, manifest: { ...exercise.manifest, load: { ...steady, rate: 1500, warmupSeconds: 0.5, durationSeconds: 2 } } };
 
   describe.concurrent(`known-wrong fixes: ${id}`, () => {
     it('has at least 3, each naming what rejects it', () => {

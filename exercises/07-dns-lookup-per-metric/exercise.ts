@@ -215,8 +215,8 @@ export default defineExercise({
     connections: 30,
     warmupSeconds: 2,
     durationSeconds: 8,
-    // The shipped server's DNS queue takes seconds to build: in 2 s turns after a 1 s warm-up its p99 read
-    // 29 ms (no queue yet), in 3 s turns after 2 s about 2 s.
+    // The shipped server's DNS queue takes seconds to build: in 2 s turns its p99 read about 30 ms (no
+    // queue yet: after a 1 s warm-up, and after a 2 s one too), in 3 s turns after 2 s about 2 s.
     turns: { seconds: 3, maxRounds: 7 },
   },
   check,

@@ -1,5 +1,6 @@
-// Wrong: once 10 batches have been acknowledged it publishes the rest with QoS 0, to save the round trip
-// now that the broker "has proved reliable"; nobody would know if one were lost.
+// Wrong: once 4 batches have been acknowledged it publishes the rest with QoS 0, to save the round trip
+// now that the broker "has proved reliable"; nobody would know if one were lost. (4, not more: the
+// author check's short load, sharing the machine with other known-wrong fixes, must get past them.)
 // under-load: published with QoS 1
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
@@ -41,7 +42,7 @@ async function publishQueued(): Promise<void> {
   while (due > 0) {
     const batch = queue.slice(0, Math.min(due, BATCH_LIMIT));
     try {
-      await producer.publishAsync(topic, JSON.stringify(batch), { qos: ++batches > 10 ? 0 : 1 });
+      await producer.publishAsync(topic, JSON.stringify(batch), { qos: ++batches > 4 ? 0 : 1 });
     } catch (error) {
       // The batch stays at the head of the queue; the next flush sends it again (at least once).
       console.error(`publishing ${batch.length} decisions failed:`, error);
