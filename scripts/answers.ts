@@ -1,8 +1,8 @@
 // What the load receives, checked: a steady sample of the answers autocannon gets under load (status,
 // headers, body), held to the exercise's contract after the phase, so that a server that answers the
 // probe well and the load badly (a memoized body, a smaller one, an error sent with 200) fails.
-import type { AnswerContract, AnswerSample } from './manifest.ts';
-import type { AnswerCheck } from './result.ts';
+import type { AnswerContract, AnswerSample, ExerciseManifest } from './manifest.ts';
+import type { AnswerCheck, Role } from './result.ts';
 
 /** One answer kept every this many milliseconds per server: about 20 a second, whatever its speed. */
 export const SAMPLE_EVERY_MS = 50;
@@ -28,6 +28,11 @@ function lowerCased(headers: Record<string, string | string[] | undefined>): Rec
     if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
+}
+
+/** The contract a server's answers are held to: the ceiling's own when it serves the payload without the extras. */
+export function contractFor(manifest: ExerciseManifest, role: Role): AnswerContract {
+  return role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract;
 }
 
 /** Holds every sampled answer to the contract; a repeated distinct key counts as one broken answer each. */

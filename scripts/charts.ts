@@ -79,13 +79,15 @@ function exitedLayers(endedAfter: number | undefined): object[] {
 
 /** Specs for a soak: req/s and p99 over time, the heap's lowest samples with their trend, GC share. */
 export function soakChartSpecs(soak: SoakResult, label?: string): ChartSpec[] {
-  const values = soak.windows.map((w) => ({
+  const fitted = new Set(soak.trends.heapUsed.fittedOn);
+  const values = soak.windows.map((w, i) => ({
     time: w.startSecond + w.seconds / 2,
     requestsPerSecond: w.requestsPerSecond,
     latencyP99: w.latencyP99,
     heapMB: w.heapUsed === null ? null : w.heapUsed / 1e6,
     gcShare: w.gcShare,
     afterMajor: (w.majorGcs ?? 0) > 0,
+    fitted: fitted.has(i),
   }));
   const x = { field: 'time', type: 'quantitative', title: 'time into the soak (s)', scale: { domain: [0, soak.endedAfter ?? soak.seconds] } };
   const windowNote = `each point is a ${soak.windowSeconds} s window`;
@@ -136,7 +138,7 @@ export function soakChartSpecs(soak: SoakResult, label?: string): ChartSpec[] {
         encoding: { x, y: { field: 'heapMB', type: 'quantitative' }, fill: { condition: { test: 'datum.afterMajor', value: GREEN }, value: 'white' } },
       },
       {
-        transform: [{ filter: afterMajor ? 'datum.heapMB !== null && datum.afterMajor' : 'datum.heapMB !== null' }, { regression: 'heapMB', on: 'time', method: 'linear' }],
+        transform: [{ filter: 'datum.fitted' }, { regression: 'heapMB', on: 'time', method: 'linear' }],
         mark: { type: 'line', color: GREY, strokeDash: [6, 4] },
         encoding: { x: { field: 'time', type: 'quantitative' }, y: { field: 'heapMB', type: 'quantitative' } },
       },

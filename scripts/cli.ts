@@ -1,6 +1,7 @@
 // The workshop CLI: `npm run workshop -- <command>`, or the `workshop` bin.
 import { parseArgs, type CommandSpec, type ParsedArgs } from './args.ts';
-import type { RampRequest, ServerChoice } from './bench.ts';
+import type { ServerChoice } from './bench.ts';
+import type { RampRequest } from './ramp.ts';
 import { demo } from './commands/demo.ts';
 import { hint } from './commands/hint.ts';
 import { list, nextExercise } from './commands/list.ts';

@@ -7,7 +7,27 @@
 import type { LoadProfile } from './manifest.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import type { FreshCopyResult } from './result.ts';
+import { startServer, type RunningServer, type StartOptions } from './server-process.ts';
 import { median } from './stats.ts';
+
+/** Starts a fresh copy of the aged server as it was started, compares the two (below), and stops the copy. */
+export async function besideFreshCopy(
+  file: string,
+  startOptions: StartOptions,
+  aged: RunningServer,
+  profile: LoadProfile,
+  pairs: number,
+  onProgress: (progress: LoadProgress) => void,
+): Promise<FreshCopyResult> {
+  const copy = await startServer(file, startOptions);
+  try {
+    const result = await compareWithFreshCopy(aged.url, copy.url, profile, pairs, onProgress);
+    if (copy.exit()) throw new Error(`the fresh copy of the server crashed (${copy.exit()!.signal ?? `exit code ${copy.exit()!.code}`})\n${copy.output()}`);
+    return result;
+  } finally {
+    await copy.stop();
+  }
+}
 
 /**
  * Warms the fresh copy up as the aged server was, then loads the two in turns, `pairs` seconds each;

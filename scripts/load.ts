@@ -3,24 +3,8 @@
 import autocannon from 'autocannon';
 import type { LoadProfile } from './manifest.ts';
 import type { AnswerSampler } from './answers.ts';
-import type { SoakWindow } from './result.ts';
+import type { LoadResult, SoakWindow } from './result.ts';
 import { percentile } from './stats.ts';
-
-export interface LoadResult {
-  requestsPerSecond: { mean: number; stdev: number };
-  /** Milliseconds. autocannon measures whole milliseconds, so a fast server reads 0 or 1. */
-  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
-  bytesPerSecond: number;
-  requests: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  /** 2xx answers over both phases, warm-up included: what the server should have done the work for. */
-  answered: number;
-  /** Requests answered in each second of the measured phase, in order. */
-  perSecond: number[];
-  durationSeconds: number;
-}
 
 /** 'beside a fresh copy': after the measured phase, in turns with a fresh copy of the server (fresh-copy.ts). */
 export type LoadPhase = 'warm-up' | 'measured' | 'in turns' | 'beside a fresh copy';

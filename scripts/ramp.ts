@@ -5,10 +5,10 @@
 // so the requests arrive in small bursts spread evenly (measured on 09's single process at 80 req/s: p99
 // 827 ms with one instance, against its ~10 ms of work).
 import type autocannon from 'autocannon';
-import { runPhase, SHORT_PHASE_SAMPLE_MS, type LoadProgress, type LoadResult } from './load.ts';
+import { runPhase, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import { coresElsewhere, cpuSnapshot, waitForQuietMachine, type CpuSnapshot } from './machine-load.ts';
 import type { LoadProfile, RampProfile } from './manifest.ts';
-import type { Knee, LatencyFigures, RampResult, RampStep } from './result.ts';
+import type { Knee, LatencyFigures, LoadResult, RampResult, RampStep } from './result.ts';
 import { ALONE, type TurnTaker } from './turns.ts';
 
 /** Instances per step, at most: their starts are 1000/N ms apart. */
@@ -39,6 +39,31 @@ const DRAIN_LIMIT_MS = 2000;
 export function stepRates(ramp: RampProfile): number[] {
   const { from, to, steps } = ramp;
   return Array.from({ length: steps }, (_, i) => Math.round(from + ((to - from) * i) / (steps - 1)));
+}
+
+/** What `run --ramp` asks for; the rest comes from the exercise's ramp, or from what the warm-up reached. */
+export interface RampRequest {
+  from?: number;
+  to?: number;
+  /** Sets the number of the climb's rates: one per step's seconds of this (`--over`). */
+  seconds?: number;
+}
+
+const DEFAULT_STEP_SECONDS = 2;
+const DEFAULT_STEPS = 10;
+
+/**
+ * The ramp to run: the request over the exercise's own ramp. An exercise without one is ramped from 10% to
+ * 200% of the rate its warm-up reached at full load (`warmupRate`), so the knee falls inside.
+ */
+export function resolveRamp(request: RampRequest, base: RampProfile | undefined, warmupRate?: number): RampProfile {
+  const stepSeconds = base?.stepSeconds ?? DEFAULT_STEP_SECONDS;
+  const steps = request.seconds !== undefined ? Math.max(2, Math.round(request.seconds / stepSeconds)) : (base?.steps ?? DEFAULT_STEPS);
+  const reached = Math.max(10, Math.round(warmupRate ?? 0));
+  const from = request.from ?? base?.from ?? Math.max(1, Math.round(reached * 0.1));
+  // The warm-up runs on a cold JIT, so the server's top rate is usually above what it reached there.
+  const to = request.to ?? base?.to ?? Math.max(from + steps, Math.round(reached * 2));
+  return { from, to: Math.max(to, from + 1), steps, stepSeconds };
 }
 
 /**

@@ -1,7 +1,6 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { heapBasis } from './soak.ts';
 import { formatMetric, NOISE_SPREADS } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
@@ -363,8 +362,9 @@ export function soakSection(server: ServerRun): string {
     {
       name: 'heap MB',
       list: values((w) => w.heapUsed),
-      // First and last of the windows the trend is fitted on (those with a major GC, when enough had one).
-      ends: heapBasis(windows).windows.map((w) => w.heapUsed!),
+      // First and last of the windows the trend is fitted on (those with a major GC, when enough had one;
+      // all windows for a result recorded before the soak kept them).
+      ends: trends.heapUsed.fittedOn?.map((i) => windows[i]!.heapUsed!),
       show: (v: number) => (v / 1e6).toFixed(0),
       trend: trends.heapUsed,
       slope: (v: number) => signed(v, `${(v / 1e6).toFixed(1)} MB`),

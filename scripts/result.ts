@@ -1,9 +1,25 @@
 // The one model of a run's result. The terminal table, --json and (later) the hub all render this.
 import type { CheckResult } from './check.ts';
-import type { LoadResult } from './load.ts';
 import type { LoadProfile, Target } from './manifest.ts';
 import type { RuntimeFigures } from './probe/messages.ts';
 import type { HeapTrend } from './trend.ts';
+
+/** What the load measured on one server: autocannon's figures over the measured phase. */
+export interface LoadResult {
+  requestsPerSecond: { mean: number; stdev: number };
+  /** Milliseconds. autocannon measures whole milliseconds, so a fast server reads 0 or 1. */
+  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
+  bytesPerSecond: number;
+  requests: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  /** 2xx answers over both phases, warm-up included: what the server should have done the work for. */
+  answered: number;
+  /** Requests answered in each second of the measured phase, in order. */
+  perSecond: number[];
+  durationSeconds: number;
+}
 
 export type Role = 'broken' | 'stage' | 'mine' | 'ceiling';
 
@@ -241,6 +257,8 @@ export interface SoakTrend {
   degrading: boolean;
   /** For the heap: the windows the trend is fitted on, 'after-major' (those with a major GC) or 'all'. */
   basis?: 'after-major' | 'all';
+  /** For the heap: those windows, as indices into SoakResult.windows, so the report and charts show the trend's own ends. */
+  fittedOn?: number[];
 }
 
 export interface SoakResult {

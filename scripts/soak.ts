@@ -3,10 +3,10 @@
 import type { AnswerSampler } from './answers.ts';
 import type autocannon from 'autocannon';
 import { megabytes, integer, sparkline } from './format.ts';
-import { runPhase, type LoadProgress, type LoadResult } from './load.ts';
+import { runPhase, type LoadProgress } from './load.ts';
 import type { LoadProfile } from './manifest.ts';
 import type { RuntimeFigures } from './probe/messages.ts';
-import type { SoakResult, SoakTrend, SoakWindow } from './result.ts';
+import type { LoadResult, SoakResult, SoakTrend, SoakWindow } from './result.ts';
 import { slope } from './trend.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -163,12 +163,12 @@ function trendOf(windows: SoakWindow[], figure: Figure): { trend: SoakTrend; fir
  * full collection, when at least three did over a third of the soak or more; otherwise on all windows, and
  * a climb is then only noted, not called a leak.
  */
-export function heapBasis(windows: SoakWindow[]): { windows: SoakWindow[]; basis: 'after-major' | 'all' } {
-  const measured = windows.filter((w) => w.heapUsed !== null);
-  const afterMajor = measured.filter((w) => (w.majorGcs ?? 0) > 0);
-  const span = (list: SoakWindow[]) => (list.length > 1 ? list.at(-1)!.startSecond - list[0]!.startSecond : 0);
-  if (afterMajor.length >= 3 && span(afterMajor) >= span(measured) / 3) return { windows: afterMajor, basis: 'after-major' };
-  return { windows: measured, basis: 'all' };
+export function heapBasis(windows: SoakWindow[]): { fittedOn: number[]; basis: 'after-major' | 'all' } {
+  const measured = windows.flatMap((w, i) => (w.heapUsed !== null ? [i] : []));
+  const afterMajor = measured.filter((i) => (windows[i]!.majorGcs ?? 0) > 0);
+  const span = (list: number[]) => (list.length > 1 ? windows[list.at(-1)!]!.startSecond - windows[list[0]!]!.startSecond : 0);
+  if (afterMajor.length >= 3 && span(afterMajor) >= span(measured) / 3) return { fittedOn: afterMajor, basis: 'after-major' };
+  return { fittedOn: measured, basis: 'all' };
 }
 
 /** The four trends, the verdict and its reasons in words. */
@@ -176,9 +176,11 @@ export function soakTrends(windows: SoakWindow[], thresholds = SOAK_THRESHOLDS):
   const t = thresholds;
   const reasons: string[] = [];
   const notes: string[] = [];
+  // The heap's basis is recorded with its trend, so what renders it shows the windows it was fitted on.
   const basis = heapBasis(windows);
-  const heap = trendOf(basis.windows, 'heapUsed');
+  const heap = trendOf(basis.fittedOn.map((i) => windows[i]!), 'heapUsed');
   heap.trend.basis = basis.basis;
+  heap.trend.fittedOn = basis.fittedOn;
   const requests = trendOf(windows, 'requestsPerSecond');
   const latency = trendOf(windows, 'latencyP99');
   const gc = trendOf(windows, 'gcShare');

@@ -5,10 +5,10 @@
 // more are run while `decided` says a target is still too close to call, up to the most allowed.
 import type autocannon from 'autocannon';
 import type { AnswerSampler } from './answers.ts';
-import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress, type LoadResult } from './load.ts';
+import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
 import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
-import type { ServerRun, TurnFigures } from './result.ts';
+import type { LoadResult, ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
 import { waitUntilIdle } from './idle.ts';
 import { median, percentile, sd } from './stats.ts';

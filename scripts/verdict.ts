@@ -243,9 +243,14 @@ export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerd
   return symptom.concat(judgeFixes(manifest, runs));
 }
 
+/** A server held to targets (a stage, the trainee's file), as opposed to a reference it is compared with. */
+export function judgedServer(run: ServerRun): boolean {
+  return run.role === 'stage' || run.role === 'mine';
+}
+
 function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {
   return runs
-    .filter((run) => run.role === 'stage' || run.role === 'mine')
+    .filter(judgedServer)
     .map((run) => {
       const targets = targetsFor(manifest, run).map((target) => judgeTarget(runs, run, target));
       const problems = honestyProblems(run);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveRamp, runBench, specFor } from '../scripts/bench.ts';
-import { crossing, findKnee, latencyFigures, lowLoadOf, stepRates } from '../scripts/ramp.ts';
+import { runBench, specFor } from '../scripts/bench.ts';
+import { crossing, findKnee, latencyFigures, lowLoadOf, resolveRamp, stepRates } from '../scripts/ramp.ts';
 import type { RampStep } from '../scripts/result.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { judge } from '../scripts/verdict.ts';

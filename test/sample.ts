@@ -1,9 +1,8 @@
 // A small, valid manifest and server runs for the unit tests.
 import { Expectations, fetchResponse } from '../scripts/check.ts';
 import type { Exercise } from '../scripts/exercises.ts';
-import type { LoadResult } from '../scripts/load.ts';
 import { defineExercise, type ExerciseManifest } from '../scripts/manifest.ts';
-import type { ServerRun } from '../scripts/result.ts';
+import type { LoadResult, ServerRun } from '../scripts/result.ts';
 import type { RuntimeFigures } from '../scripts/probe/messages.ts';
 import { fixture } from './helpers.ts';
 

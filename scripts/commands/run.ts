@@ -1,5 +1,6 @@
 import { benchProgress } from '../bench-progress.ts';
-import { runBench, specFor, type RampRequest, type ServerChoice } from '../bench.ts';
+import { runBench, specFor, type ServerChoice } from '../bench.ts';
+import type { RampRequest } from '../ramp.ts';
 import type { Exercise } from '../exercises.ts';
 import type { LoadProfile } from '../manifest.ts';
 import { bold, dim } from '../format.ts';
