@@ -2,7 +2,7 @@
 // must trip (`// probe: ...` before any load, `// under-load: ...` for what the load receives or the probe
 // finds after it, `// after-load: ...` for what only shows after work), and is rejected for that reason.
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
-// uploads, metrics, a moved DNS record): they run several at a time (maxConcurrency in vitest.config.ts),
+// uploads, metrics, a moved DNS record): they run eight at a time (maxConcurrency in vitest.config.ts),
 // each with services of its own.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -16,12 +16,25 @@ const handle = s3rver.callback();
 // written can fail in s3rver, so probes watch this count to know when uploads have settled, then list.
 // Served on /_hotpath/stored, a path no S3 bucket can have (bucket names have no underscore).
 const stored: Record<string, number> = {};
-function countStored(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const [bucket, key] = (req.url ?? '').slice(1).split(/\/(.*)/s);
-  if (req.method !== 'PUT' || !bucket || !key || key.includes('uploadId=')) return;
+// Objects whose PUT has not been answered yet. s3rver lets a GET read a half-written file; S3 never shows
+// an object before its PUT completes, so such a GET gets S3's 404 here (a probe then asks again).
+const writing = new Set<string>();
+function trackPut(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const objectPath = (req.url ?? '').split('?')[0]!;
+  const [bucket, key] = objectPath.slice(1).split(/\/(.*)/s);
+  if (req.method !== 'PUT' || !bucket || !key || (req.url ?? '').includes('uploadId=')) return;
+  writing.add(objectPath);
+  res.once('close', () => writing.delete(objectPath));
   res.once('finish', () => {
     if (res.statusCode >= 200 && res.statusCode < 300) stored[bucket] = (stored[bucket] ?? 0) + 1;
   });
+}
+
+function stillWriting(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || !writing.has((req.url ?? '').split('?')[0]!)) return false;
+  res.writeHead(404, { 'content-type': 'application/xml' });
+  res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
+  return true;
 }
 
 const server = http.createServer((req, res) => {
@@ -30,7 +43,8 @@ const server = http.createServer((req, res) => {
     res.end(JSON.stringify(stored));
     return;
   }
-  countStored(req, res);
+  trackPut(req, res);
+  if (stillWriting(req, res)) return;
   if (latencyMs > 0) setTimeout(() => handle(req, res), latencyMs);
   else handle(req, res);
 });
