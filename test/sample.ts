@@ -85,7 +85,7 @@ export function runtimeFigures(wallMs: number, minorMs: number, minorCount: numb
 /** An exercise made of fixture servers, with a short load, to run the whole pipeline quickly. */
 export function fixtureExercise(files: { mine: string; broken?: string }, changes: Partial<ExerciseManifest> = {}): Exercise {
   const manifest = sampleManifest({
-    load: { path: '/', connections: 2, warmupSeconds: 1.5, durationSeconds: 1 },
+    load: { path: '/', connections: 2, warmupSeconds: 0.5, durationSeconds: 1 },
     check: async (baseUrl) => {
       const expect = new Expectations();
       const response = await fetchResponse(baseUrl);

@@ -206,8 +206,8 @@ export default defineExercise({
     // The shipped server slows with every reload, 20 a second, whether loaded or not: every server starts
     // together and the rounds are fixed, so each run compares them at the same ages.
     turns: { seconds: 1, minRounds: 5, maxRounds: 5 },
-    // throughputKept: then a fresh copy of the same file beside it, the two loaded in turns, 4 s each.
-    freshCopy: { pairs: 4 },
+    // throughputKept: then a fresh copy of the same file beside it, the two loaded in turns, 3 s each.
+    freshCopy: { pairs: 3 },
   },
   check,
   contract,

@@ -213,7 +213,7 @@ export default defineExercise({
   load: {
     path: `/decide?experiment=${EXPERIMENT}&user=${LOAD_USER}`,
     connections: 30,
-    warmupSeconds: 2,
+    warmupSeconds: 1,
     durationSeconds: 8,
     // The shipped server's DNS queue takes seconds to build: in 2 s turns its p99 read about 30 ms (no
     // queue yet: after a 1 s warm-up, and after a 2 s one too), in 3 s turns after 2 s about 2 s.

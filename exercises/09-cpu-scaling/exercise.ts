@@ -149,7 +149,7 @@ export default defineExercise({
     durationSeconds: 5,
     // The verdict: the saturated throughput of the servers in turns, 2 s each. Eight requests open at once
     // keep two cores busy without the queue of the ramp's 100 (whose answers would take a second each).
-    turns: { seconds: 2, connections: 8, maxRounds: 9 },
+    turns: { seconds: 1.5, connections: 8, maxRounds: 9 },
     // `run 09 --ramp` draws the picture: a climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
     // turns (see scripts/ramp.ts). Here one process keeps up to ~105-150 req/s and one worker per core to
     // ~210-285; the top leaves room for a faster machine. A ramp takes ~30-40 s a server.
