@@ -214,9 +214,15 @@ export function callInterval(target: Target, low: number, high: number, required
   return high <= required ? 'pass' : low > required ? 'fail' : 'too close';
 }
 
-/** Whether any judged target of the run so far is still too close to call: the turns go on while one is. */
+/**
+ * Whether another round could still change a verdict of the run so far: the turns go on while one could.
+ * A server with a target too close to call is decided all the same when another target already misses
+ * clearly (one miss fails it); a symptom is decided when none of its targets is too close.
+ */
 export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[]): boolean {
-  return judge(manifest, runs).some((verdict) => verdict.problems.length === 0 && verdict.targets.some((t) => t.tooClose));
+  return judge(manifest, runs).some((verdict) =>
+    verdict.symptom ? verdict.problems.length === 0 && verdict.targets.some((t) => t.tooClose) : verdict.tooClose === true,
+  );
 }
 
 export function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {

@@ -39,6 +39,17 @@ describe('servers in turns', () => {
     expect(fail!.tooClose).toBeUndefined();
     expect(fail!.pass).toBe(false);
     expect(anyTooClose(manifest, [broken, slow])).toBe(false);
+    // Too close on one target but clearly short on another: already a FAIL, no more rounds needed.
+    const two = sampleManifest({
+      goal: [
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 4 },
+      ],
+    });
+    const [halfway] = judge(two, [broken, shaky]);
+    expect(halfway!.targets.map((t) => (t.tooClose ? 'too close' : t.pass ? 'pass' : 'fail'))).toEqual(['too close', 'fail']);
+    expect(halfway!.tooClose).toBeUndefined();
+    expect(anyTooClose(two, [broken, shaky])).toBe(false);
   });
 
   it('gives exit code 3 for too close to call, 1 for a fail, 0 for a pass', () => {

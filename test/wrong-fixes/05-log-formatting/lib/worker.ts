@@ -1,5 +1,6 @@
 // The exercise's worker with the logger left open, so that each known-wrong fix shows only the logger it
-// uses. The bank and the route are the same as in exercises/05-log-formatting/server.ts.
+// uses, and a few seams for the wrong fixes that change something else (the bank call, the answer). The
+// bank and the route are the same as in exercises/05-log-formatting/server.ts.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import restify from 'restify';
@@ -21,7 +22,7 @@ interface Account {
   number: string;
 }
 
-interface Task {
+export interface Task {
   taskId: string;
   institution: { id: string; name: string };
   accessToken: string;
@@ -40,7 +41,7 @@ interface Transaction {
   pending: boolean;
 }
 
-interface BankAnswer {
+export interface BankAnswer {
   status: number;
   session: { id: string; token: string };
   accounts: (Account & { balance: { available: number; current: number; currency: string } })[];
@@ -90,7 +91,17 @@ async function bankRefresh(task: Task): Promise<BankAnswer> {
   return { status: 200, session, accounts, transactionsPage };
 }
 
-export function serve(log: Log): void {
+/** What a known-wrong fix changes besides its logger; each defaults to what the exercise does. */
+export interface Changes {
+  /** Before the task runs (after the body was checked): true when it already answered. */
+  shortcut?(res: restify.Response, task: Task): boolean;
+  /** The bank call. */
+  bank?(task: Task, refresh: (task: Task) => Promise<BankAnswer>): Promise<BankAnswer>;
+  /** Sends the task's summary. */
+  answer?(res: restify.Response, summary: object): void;
+}
+
+export function serve(log: Log, changes: Changes = {}): void {
   const server = restify.createServer({ name: 'bank-worker' });
   server.use(restify.plugins.bodyParser());
 
@@ -101,11 +112,12 @@ export function serve(log: Log): void {
       res.send(400, { message: 'a task needs taskId, institution, credentials and accounts' });
       return;
     }
+    if (changes.shortcut?.(res, task)) return;
     const { taskId, institution } = task;
     log.info({ taskId, request: { method: req.method, url: req.url, headers: req.headers }, task }, 'task received');
 
     log.info({ taskId, institution, credentials: task.credentials }, 'bank login');
-    const answer = await bankRefresh(task);
+    const answer = changes.bank ? await changes.bank(task, bankRefresh) : await bankRefresh(task);
     log.info({ taskId, institution: { id: institution.id }, status: answer.status, session: answer.session, accounts: answer.accounts }, 'bank answered');
 
     const page = JSON.parse(answer.transactionsPage) as { transactions: Transaction[] };
@@ -117,11 +129,13 @@ export function serve(log: Log): void {
     );
 
     log.info({ taskId, durationMs: Date.now() - started, accounts: answer.accounts.length, transactions: transactions.length }, 'task done');
-    res.send({
+    const summary = {
       taskId,
       accounts: answer.accounts.map((account) => ({ id: account.id, mask: account.mask, balance: account.balance })),
       transactions: transactions.length,
-    });
+    };
+    if (changes.answer) changes.answer(res, summary);
+    else res.send(summary);
   });
 
   server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
