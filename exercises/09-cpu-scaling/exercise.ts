@@ -147,7 +147,7 @@ export default defineExercise({
     warmupSeconds: 1,
     // A steady load's length (`profile 09`, `run 09 --load`); the ramp's is its steps.
     durationSeconds: 5,
-    // The verdict: the saturated throughput of the servers in turns, 2 s each. Eight requests open at once
+    // The verdict: the saturated throughput of the servers in turns, 1.5 s each. Eight requests open at once
     // keep two cores busy without the queue of the ramp's 100 (whose answers would take a second each).
     turns: { seconds: 1.5, connections: 8, maxRounds: 9 },
     // `run 09 --ramp` draws the picture: a climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
