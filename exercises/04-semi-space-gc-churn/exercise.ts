@@ -125,8 +125,8 @@ export default defineExercise({
   },
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
-  // A 2 s warm-up: with 1 s, stage 1's young generation was still growing to its 128 MB in the first
-  // rounds (324 req/s rising to 532), too close to call until round 10.
+  // A 2 s warm-up: with 1 s, stage 1 was still speeding up in the first rounds (324 req/s rising to
+  // 532), too close to call until round 10.
   load: { path: '/refresh', connections: 30, warmupSeconds: 2, durationSeconds: 6 },
   check,
   contract,
