@@ -96,16 +96,39 @@ export function liveServerPids(): number[] {
   return [...live].map((child) => child.pid).filter((pid): pid is number => pid !== undefined);
 }
 
+// Ports handed out come from below every common ephemeral range (Linux 32768-60999, macOS and Windows
+// 49152-65535): a port the OS chose with listen(0) is one it also gives to outgoing connections, and a
+// load generator's client socket can take it between the check and the server's listen (EADDRINUSE).
+const PORT_RANGE = { low: 20_000, high: 32_768 };
+/** Ports this process handed out, so two servers started at once never get the same one. */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.unref();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low));
+    if (handedOut.has(port) || !(await isPortFree(port))) continue;
+    handedOut.add(port);
+    if (handedOut.size > 2000) handedOut.delete(handedOut.values().next().value as number);
+    return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 between ${PORT_RANGE.low} and ${PORT_RANGE.high - 1} after 50 tries`);
+}
+
+/**
+ * Runs `start` on `count` free ports, and again on fresh ones (3 tries in all) when the server it starts
+ * exits saying a port was taken: another process can still bind one between the check and the listen.
+ */
+export async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(await freePort());
+    try {
+      return await start(ports);
+    } catch (error) {
+      const taken = error instanceof ServerStartError && /EADDRINUSE/.test(error.output);
+      if (!taken || attempt >= 3) throw error;
+    }
+  }
 }
 
 export async function isPortFree(port: number): Promise<boolean> {
@@ -117,10 +140,14 @@ export async function isPortFree(port: number): Promise<boolean> {
 }
 
 export async function startServer(file: string, options: StartOptions = {}): Promise<RunningServer> {
-  const port = options.port || (await freePort());
-  if (options.port && !(await isPortFree(port))) {
-    throw new ServerStartError(`port ${port} on 127.0.0.1 is already in use; stop what uses it or choose another with --port`, '');
+  if (!options.port) return onFreePorts(1, ([port]) => startOn(file, options, port!));
+  if (!(await isPortFree(options.port))) {
+    throw new ServerStartError(`port ${options.port} on 127.0.0.1 is already in use; stop what uses it or choose another with --port`, '');
   }
+  return startOn(file, options, options.port);
+}
+
+async function startOn(file: string, options: StartOptions, port: number): Promise<RunningServer> {
   const child = spawn(
     process.execPath,
     [...(options.nodeFlags ?? []), '--import', TSX_LOADER, '--import', PROBE, file],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPortFree, liveServerCount, ServerStartError, startServer } from '../scripts/server-process.ts';
+import { freePort, isPortFree, liveServerCount, onFreePorts, ServerStartError, startServer } from '../scripts/server-process.ts';
 import { fixture, isAlive } from './helpers.ts';
 
 describe('server process', () => {
@@ -64,6 +64,41 @@ describe('server process', () => {
     const error = await startServer(fixture('answers.ts'), { port: first.port }).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(new RegExp(`port ${first.port} .* already in use`));
     await first.stop();
+  });
+
+  it('hands out distinct free ports below the ephemeral range, where no client socket takes them', async () => {
+    const ports = await Promise.all(Array.from({ length: 200 }, () => freePort()));
+    expect(new Set(ports).size).toBe(200);
+    for (const port of ports) expect(port).toBeGreaterThanOrEqual(20_000);
+    for (const port of ports) expect(port).toBeLessThan(32_768);
+  });
+
+  it('starts again on fresh ports when a port was taken before the server listened, and only then', async () => {
+    const tried: number[][] = [];
+    const started = await onFreePorts(2, async (ports) => {
+      tried.push(ports);
+      if (tried.length === 1) throw new ServerStartError('exited (exit code 1) before it listened', 'Error: listen EADDRINUSE: address already in use');
+      return 'listening';
+    });
+    expect(started).toBe('listening');
+    expect(tried).toHaveLength(2);
+    expect(tried[1]).not.toEqual(tried[0]);
+
+    let crashes = 0;
+    const crash = await onFreePorts(1, async () => {
+      crashes++;
+      throw new ServerStartError('exited (exit code 1) before it listened', 'boom at start-up');
+    }).catch((e: unknown) => e);
+    expect(crash).toBeInstanceOf(ServerStartError);
+    expect(crashes).toBe(1);
+
+    let taken = 0;
+    const always = await onFreePorts(1, async () => {
+      taken++;
+      throw new ServerStartError('exited (exit code 1) before it listened', 'listen EADDRINUSE');
+    }).catch((e: unknown) => e);
+    expect(always).toBeInstanceOf(ServerStartError);
+    expect(taken).toBe(3);
   });
 
   it('reports runtime figures from the injected probe', async () => {

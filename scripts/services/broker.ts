@@ -1,6 +1,6 @@
 // The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
-import { ServerStartError, freePort, isPortFree, startServer, type RunningServer } from '../server-process.ts';
+import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
 import type { TopicCounts } from './broker-server.ts';
 import type { StartedService } from './index.ts';
 
@@ -33,15 +33,19 @@ export async function startBroker(options: BrokerOptions = {}): Promise<StartedS
   if (options.port && !(await isPortFree(options.port))) {
     throw new ServerStartError(`port ${options.port} on 127.0.0.1 is already in use; stop what uses it or choose another port`, '');
   }
-  const mqttPort = options.port || (await freePort());
   const ackMs = options.ackLatencyMs ?? 0;
-  const server: RunningServer = await startServer(BROKER_SERVER, {
-    env: {
-      BROKER_MQTT_PORT: String(mqttPort),
-      BROKER_ACK_MS: String(ackMs),
-      BROKER_TOPIC_ROOT: TOPIC_ROOT,
-      ...(options.mark ? { BROKER_MARK_FIELD: options.mark.field, BROKER_MARK_PREFIX: options.mark.prefix } : {}),
-    },
+  let mqttPort = 0;
+  const server: RunningServer = await onFreePorts(2, ([httpPort, freeMqttPort]) => {
+    mqttPort = options.port || freeMqttPort!;
+    return startServer(BROKER_SERVER, {
+      port: httpPort,
+      env: {
+        BROKER_MQTT_PORT: String(mqttPort),
+        BROKER_ACK_MS: String(ackMs),
+        BROKER_TOPIC_ROOT: TOPIC_ROOT,
+        ...(options.mark ? { BROKER_MARK_FIELD: options.mark.field, BROKER_MARK_PREFIX: options.mark.prefix } : {}),
+      },
+    });
   });
   const url = `mqtt://127.0.0.1:${mqttPort}`;
   let runs = 0;
