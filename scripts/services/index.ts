@@ -97,7 +97,10 @@ export async function startServices(requests: ServiceRequest[] = []): Promise<Se
     for (const request of requests) {
       const service = await startOne(request, folder).catch((error: unknown) => {
         const why = error instanceof Error ? error.message : String(error);
-        throw new ServerStartError(`the ${NAMES[request.kind]} did not start: ${why}`, error instanceof ServerStartError ? error.output : '');
+        const output = error instanceof ServerStartError ? error.output : '';
+        // A service's output is nowhere else to be seen: its last lines go into the message.
+        const last = output.trim().split('\n').slice(-6).join('\n');
+        throw new ServerStartError(`the ${NAMES[request.kind]} did not start: ${why}${last ? `\nit printed:\n${last}` : ''}`, output);
       });
       started.push(service);
     }
