@@ -6,10 +6,11 @@ import { readFileSync } from 'node:fs';
 import type { BenchOptions, ServerChoice, ServerSpec } from './bench-options.ts';
 import type { Exercise } from './exercises.ts';
 import { measureInTurns } from './measure-in-turns.ts';
-import { measureServer } from './measure-server.ts';
+import { measureServer, measureStarted } from './measure-server.ts';
 import { relativeToRoot } from './paths.ts';
 import type { RunReport, ServerRun } from './result.ts';
 import { startServices } from './services/index.ts';
+import { startAndProbe } from './start-and-probe.ts';
 import { turnsOf } from './steady-turns.ts';
 import { Turns } from './turns.ts';
 import { UsageError } from './usage-error.ts';
@@ -90,11 +91,22 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
       });
       runs.push(...(await Promise.all(measured)));
     } else {
-      for (const [index, spec] of specs.entries()) {
-        options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
-        const run = await measureServer(exercise, spec, services, options);
-        runs.push(run);
-        options.onEvent?.({ type: 'done', run });
+      // Starting and probing put no load on the machine to speak of: all servers at once, then each is
+      // loaded alone, one after another.
+      const started = await Promise.all(
+        specs.map((spec, index) => {
+          options.onEvent?.({ type: 'starting', label: spec.run.label, index, of: specs.length });
+          return startAndProbe(exercise, spec, services, options);
+        }),
+      );
+      try {
+        for (const entry of started) {
+          const run = entry.server ? await measureStarted(exercise, entry, options) : entry.run;
+          runs.push(run);
+          options.onEvent?.({ type: 'done', run });
+        }
+      } finally {
+        await Promise.all(started.map((entry) => entry.server?.stop()));
       }
     }
   } finally {

@@ -26,7 +26,11 @@ export async function measureServer(
   starting: () => void = () => {},
 ): Promise<ServerRun> {
   const started = await startAndProbe(exercise, spec, services, options, turns, starting);
-  if (!started.server) return started.run;
+  return started.server ? measureStarted(exercise, started, options, turns) : started.run;
+}
+
+/** A server that started and passed its probe, loaded the way the run asks, judged, and stopped. */
+export async function measureStarted(exercise: Exercise, started: Started, options: BenchOptions, turns: TurnTaker = ALONE): Promise<ServerRun> {
   const { manifest } = exercise;
   const { run, server } = started;
   try {
