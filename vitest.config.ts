@@ -1,16 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
-// Load tests must not compete for the two cores: one file at a time, in one worker.
+// Three groups, one after another. Files that put no load on the machine run two at a time; files that
+// load servers run one at a time, in one worker, so they never compete for the two cores.
+// `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
+const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
+const QUIET = files(
+  'answers', 'broker-service', 'cluster-probe', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
+  'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
+  'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
+);
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'soak-run', 'ramp', 'fresh-copy', 'profile');
+
+const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
+const oneAtATime = { fileParallelism: false, maxWorkers: 1 };
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     benchmark: { include: ['exercises/**/*.bench.ts'] },
-    fileParallelism: false,
-    maxWorkers: 1,
-    pool: 'forks',
-    // Only wrong-fixes.test.ts runs tests concurrently: known-wrong fixes, mostly waiting, not judged on speed.
-    maxConcurrency: 8,
-    testTimeout: 180_000,
-    hookTimeout: 60_000,
+    projects: [
+      { test: { ...shared, name: 'quiet', include: QUIET, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { test: { ...shared, ...oneAtATime, name: 'load', include: ['test/**/*.test.ts'], exclude: [...QUIET, ...MEASURE], sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...shared,
+          ...oneAtATime,
+          name: 'measure',
+          include: MEASURE,
+          // Only wrong-fixes.test.ts runs tests concurrently: known-wrong fixes, not judged on speed.
+          maxConcurrency: 8,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

@@ -135,7 +135,7 @@ export default defineExercise({
       file: '1-bigger-semi-space.ts',
       title: 'bigger semi-space',
       changes:
-        "The code is the shipped code; only the Node flag changes: `// node-flags: --max-semi-space-size=128` instead of the shipped 16. A scavenge costs what survives it, and with 16 MB semi-spaces (the default here) every scavenge found ~30 refreshes' parsed pages still alive, copied them, and promoted them to the old generation. With 128 MB the young generation fills about eight times less often, and most pages belong to refreshes that have already answered. 64 MB is not enough here: the 30 refreshes in flight allocate about that much while one of them runs. The price is memory (RSS ~390 MB instead of ~200 MB).",
+        "The code is the shipped code; only the Node flag changes: `// node-flags: --max-semi-space-size=256` instead of the shipped 16. A scavenge costs what survives it, and with 16 MB semi-spaces (the default here) every scavenge found ~30 refreshes' parsed pages still alive, copied them, and promoted them to the old generation. With 256 MB the young generation fills about sixteen times less often, and most pages belong to refreshes that have already answered. 64 MB is not enough here: the 30 refreshes in flight allocate about that much while one of them runs; 128 MB usually is, but not always (when refreshes slow down, their pages outlive a scavenge and get promoted, and the scavenges get dearer still). The price is memory (RSS ~620 MB instead of ~290 MB).",
       targets: [
         { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 },
         { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.1 },
@@ -167,7 +167,7 @@ export default defineExercise({
     'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',
     '"minor GC" is the scavenger, which collects the young generation. A scavenge costs what is still alive when it runs, not what died. Which objects does a refresh keep alive across its waits on the bank, and how many refreshes are in flight at once?',
     'Watch each scavenge: put `// node-flags: --trace-gc` near the top of server.ts, start it with `npm run workshop -- run 04` and load it from another terminal with the autocannon command it prints. Compare the heap before and after each Scavenge line, and the milliseconds each one takes.',
-    'The article\'s first fix was a flag: `--max-semi-space-size` (in MB) makes the young generation bigger, so it fills less often and more of what it holds is dead by then. Try 32, 64 and 128 in the `// node-flags:` comment and watch the "minor GC (n)" column and the process\'s memory. Why is 64 not enough here?',
+    'The article\'s first fix was a flag: `--max-semi-space-size` (in MB) makes the young generation bigger, so it fills less often and more of what it holds is dead by then. Try 32, 64, 128 and 256 in the `// node-flags:` comment and watch the "minor GC (n)" column and the process\'s memory. Why is 64 not enough here?',
     'The fix that needs no bigger young generation: do not keep what you will not use. The answer needs a handful of numbers, not the pages. Fold each page into the running totals right after JSON.parse, and let the page go before the next `await`.',
   ],
 });

@@ -1,12 +1,12 @@
 // Exercise 04, stage 1: a bigger semi-space. The code is the shipped code, unchanged; only the flag in the
-// node-flags comment below changed (16 to 128). The workshop starts this file with it (the manifest adds
+// node-flags comment below changed (16 to 256). The workshop starts this file with it (the manifest adds
 // no flag of its own).
 // A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
 // a new statement, reads its pages one after the other, and answers with the totals per account. Around
 // 30 refreshes are in flight at once. Find out where the time goes (see README.md), then fix this file.
-// 128 MB per semi-space holds what the 30 refreshes in flight allocate while one of them runs, so most
-// parsed pages are garbage before a scavenge finds them (64 MB is not enough here: see the README).
-// node-flags: --max-semi-space-size=128
+// 256 MB per semi-space holds what the 30 refreshes in flight allocate while one of them runs, with room
+// to spare, so most parsed pages are garbage before a scavenge finds them (see the README for 64 and 128).
+// node-flags: --max-semi-space-size=256
 import restify from 'restify';
 // The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.
 import { Bank } from '../../exercises/04-semi-space-gc-churn/bank.ts';
