@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
-  'answers', 'broker-service', 'cluster-probe', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
+  'answers', 'broker-service', 'cluster-probe', 'profile-advice', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );

@@ -59,6 +59,21 @@ export function demoChoices(exercise: Exercise): ServerChoice[] {
   return ['broken', ...exercise.manifest.stages.map((_, i) => i + 1), ...(exercise.ceilingFile ? ['ceiling' as const] : [])];
 }
 
+/**
+ * The servers `verify --stretch` needs: the references the stretch stage's targets name (the stage before
+ * it for 'previous') and the trainee's file, held to that stage's targets.
+ */
+export function stretchSpecs(exercise: Exercise, stretch: number): ServerSpec[] {
+  const against = new Set(exercise.manifest.stages[stretch - 1]!.targets.map((t) => t.against));
+  const choices: ServerChoice[] = [];
+  if (against.has('broken') || (against.has('previous') && stretch === 1)) choices.push('broken');
+  if (against.has('previous') && stretch > 1) choices.push(stretch - 1);
+  if (against.has('ceiling')) choices.push('ceiling');
+  const references = choices.map((choice) => specFor(exercise, choice)).map((spec) => (spec.run.role === 'stage' ? { ...spec, run: { ...spec.run, referenceOnly: true } } : spec));
+  const mine = specFor(exercise, 'mine');
+  return [...references, { ...mine, run: { ...mine.run, stretch } }];
+}
+
 /** The servers `verify` needs: the trainee's file and the references its goal names. */
 export function verifyChoices(exercise: Exercise): ServerChoice[] {
   const against = new Set(exercise.manifest.goal.map((t) => t.against));

@@ -22,6 +22,7 @@ import { nearest } from './suggest.ts';
 import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
 import type { RunReport } from './result.ts';
 import { UsageError } from './usage-error.ts';
+import { figureMeanings } from './verdict.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
 const RUNS_FLAG = {
@@ -56,7 +57,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...JSON_FLAG,
     },
   },
-  verify: { summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass, 1 on a fail, 3 when too close to call', args: ['<ex>'], flags: { ...RUNS_FLAG, ...TRACE_FLAG, ...JSON_FLAG } },
+  verify: {
+    summary: 'correctness probe, load and verdict for your server.ts; exit code 0 on a pass, 1 on a fail, 3 when too close to call',
+    args: ['<ex>'],
+    flags: {
+      ...RUNS_FLAG,
+      ...TRACE_FLAG,
+      ...JSON_FLAG,
+      stretch: { description: "hold your file to the last reference stage's targets (against the stage before it and the ceiling), once you have passed" },
+    },
+  },
   watch: { summary: 'verify now and on every save of server.ts (default: the list, then the next unsolved exercise)', args: ['[ex]'], flags: { ...TRACE_FLAG } },
   hint: { summary: 'show the next hint, from gentle to explicit', args: ['<ex>'], flags: {} },
   solution: { summary: 'what each reference stage changes, with its diff (after a pass, or with --force)', args: ['<ex>'], flags: { force: { description: 'show it before you have passed' } } },
@@ -82,10 +92,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     args: [],
     flags: { port: { value: 'PORT', description: 'port on 127.0.0.1 for the hub (default 4000; the exercise servers use 3000)' } },
   },
-  help: { summary: 'this help, or one command\'s: workshop help run', args: ['[command]'], flags: {} },
+  help: { summary: 'this help, one command\'s (workshop help run), or what each figure means (workshop help figures)', args: ['[command]'], flags: {} },
 };
 
 export function helpText(command?: string): string {
+  if (command === 'figures') {
+    return [bold('The figures a target can be set on'), '', ...figureMeanings().map((line) => `  ${line}`), '', dim('Every target is a ratio to a server measured in the same run: docs/measuring.md.')].join('\n');
+  }
   if (command) {
     const spec = COMMANDS[command];
     if (!spec) {
@@ -193,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
       return run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags, soak, ramp });
     }
     case 'verify':
-      return exitCodeOf(await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs) }));
+      return exitCodeOf(await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs), stretch: args.flags.stretch === true }));
     case 'watch': {
       // Without an exercise: the list, then the next unsolved one (what npm start did before the hub).
       const all = args.positionals[0] ? undefined : await loadAllExercises();
@@ -252,7 +265,24 @@ function installSignalHandlers(): void {
   });
 }
 
+/**
+ * The harness ends servers by process group and reads POSIX signals: native Windows has neither. Said at
+ * start, in a sentence, rather than as a failure halfway through a run (docs/platforms.md).
+ */
+export function unsupportedPlatform(platform: NodeJS.Platform = process.platform): string | undefined {
+  if (platform === 'win32') {
+    return 'Hot Path runs on Linux and macOS. On Windows, run it inside WSL2 (a Linux distribution, e.g. Ubuntu: `wsl --install`), or open the repository in its dev container (.devcontainer/).';
+  }
+  return undefined;
+}
+
 export async function cli(): Promise<void> {
+  const unsupported = unsupportedPlatform();
+  if (unsupported) {
+    process.stderr.write(`${red('error:')} ${unsupported}\n`);
+    process.exitCode = 2;
+    return;
+  }
   installSignalHandlers();
   try {
     process.exitCode = await main(process.argv.slice(2));

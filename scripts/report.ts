@@ -1,10 +1,32 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
+import type { Target } from './manifest.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { formatMetric, NOISE_SPREADS } from './verdict.ts';
+import { figureOf, formatMetric, metricMeaning, metricName, NOISE_SPREADS } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
+}
+
+/** The Node flags each server ran with (its file's `// node-flags:` comment, a stage's, --node-flag), when any did. */
+function nodeFlagsLine(servers: ServerRun[]): string[] {
+  const flagged = servers.filter((s) => s.nodeFlags.length > 0);
+  return flagged.length > 0 ? [dim(`Node flags: ${flagged.map((s) => `${s.label} ${s.nodeFlags.join(' ')}`).join(' · ')}`)] : [];
+}
+
+/**
+ * For a run that is not judged (run --load): the figures the exercise's goal is set on, each server's
+ * value and what the figure means, so a trainee reads the one the verdict will judge.
+ */
+export function goalFigures(goal: Target[], servers: ServerRun[]): string {
+  const lines = [bold("the figures this exercise's goal is set on")];
+  for (const target of goal) {
+    const bound = target.atLeast !== undefined ? `at least ${ratio(target.atLeast)}` : `at most ${ratio(target.atMost ?? 0)}`;
+    const against = target.against === 'itself' ? 'of itself' : `the ${target.against} server's`;
+    const values = servers.map((s) => `${s.label} ${figureOf(target.metric, s) ?? 'not measured in this run'}`);
+    lines.push(`${metricName(target.metric)}: ${values.join(' · ')} ${dim(`(goal: ${bound} ${against})`)}`, dim(`  ${metricMeaning(target.metric)}`));
+  }
+  return lines.join('\n');
 }
 
 export function renderReport(report: RunReport): string {
@@ -15,6 +37,7 @@ export function renderReport(report: RunReport): string {
       `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
         `${measuredFor(report)} · ${report.startedAt}`,
     ),
+    ...nodeFlagsLine(report.servers),
     '',
     figuresTable(report.servers),
   ];
@@ -28,7 +51,12 @@ export function renderReport(report: RunReport): string {
     lines.push('', bold(`${what} (each server to its own scale)`), perSecondLines(steady));
   }
   for (const server of report.servers.filter((s) => s.ramp)) lines.push('', rampSection(server));
-  if (report.servers.some((s) => s.runtime)) lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
+  if (report.servers.some((s) => s.runtime)) {
+    lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
+    if (report.servers.some((s) => (s.heap?.bytesPerSecond ?? 0) < 0)) {
+      lines.push(dim(`heap growth below zero: ${metricMeaning('heapGrowth')} (workshop help figures)`));
+    }
+  }
   for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
   const sampled = report.servers.filter((s) => s.answers);
   if (sampled.length > 0) {

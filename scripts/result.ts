@@ -32,6 +32,10 @@ export interface ServerRun {
   /** Relative to the repository. */
   file: string;
   stage?: number;
+  /** `verify --stretch`: the trainee's file held to this reference stage's targets ('previous' is the stage before it). */
+  stretch?: number;
+  /** A reference stage measured only as what a stretch is compared with: not judged itself. */
+  referenceOnly?: boolean;
   nodeFlags: string[];
   check?: CheckResult;
   load?: LoadResult;

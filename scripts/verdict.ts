@@ -18,27 +18,66 @@ interface MetricInfo {
   value(run: ServerRun): number | undefined;
   /** The value with its unit, for the report. */
   format(value: number): string;
+  /** What the figure means, in a line, and why it can read below zero where it can (`help figures`). */
+  means: string;
 }
 
 const METRICS: Record<Metric, MetricInfo> = {
-  requestsPerSecond: { perTurn: true, name: 'req/s', unit: 'req/s', value: (run) => run.load?.requestsPerSecond.mean, format: (v) => `${integer(v)} req/s` },
-  latencyP99: { perTurn: true, name: 'p99 latency', unit: 'ms', value: (run) => run.load?.latency.p99, format: (v) => `${integer(v)} ms` },
-  heapGrowth: { perTurn: true, name: 'heap growth', unit: 'MB/s', value: (run) => run.heap?.bytesPerSecond, format: (v) => `${(v / 1e6).toFixed(2)} MB/s` },
-  minorGcShare: { perTurn: true, name: 'minor GC share', unit: '% of time', value: (run) => run.runtime?.gc.minor.share, format: (v) => `${percent(v)} of time` },
+  requestsPerSecond: {
+    perTurn: true,
+    name: 'req/s',
+    unit: 'req/s',
+    value: (run) => run.load?.requestsPerSecond.mean,
+    format: (v) => `${integer(v)} req/s`,
+    means: 'answers a second over the measured phase (or the turns), with the load\'s connections always busy: how much work the server gets through.',
+  },
+  latencyP99: {
+    perTurn: true,
+    name: 'p99 latency',
+    unit: 'ms',
+    value: (run) => run.load?.latency.p99,
+    format: (v) => `${integer(v)} ms`,
+    means: 'the time within which 99 answers in 100 arrived: the slow tail a user meets, which a mean hides.',
+  },
+  heapGrowth: {
+    perTurn: true,
+    name: 'heap growth',
+    unit: 'MB/s',
+    value: (run) => run.heap?.bytesPerSecond,
+    format: (v) => `${(v / 1e6).toFixed(2)} MB/s`,
+    means: 'the slope of the heap\'s low points (what is left after a collection) over the measured phase: what the server keeps. It reads below zero when the collector frees more than the phase adds, e.g. the warm-up\'s garbage collected late; near zero or below is a server that keeps nothing.',
+  },
+  minorGcShare: {
+    perTurn: true,
+    name: 'minor GC share',
+    unit: '% of time',
+    value: (run) => run.runtime?.gc.minor.share,
+    format: (v) => `${percent(v)} of time`,
+    means: 'the share of wall time spent in scavenges (young-generation collections); it also falls when a server gets slower elsewhere, so targets use the time per request.',
+  },
   minorGcPerRequest: {
     perTurn: true,
     name: 'scavenge time per request',
     unit: 'ms/req',
     value: (run) => (run.runtime && run.load && run.load.requests > 0 ? run.runtime.gc.minor.ms / run.load.requests : undefined),
     format: (v) => `${v.toFixed(2)} ms/req`,
+    means: 'milliseconds of scavenging (young-generation collection) per answer: what each request costs the collector, whatever else slows the server.',
   },
-  lateRequestsPerSecond: { perTurn: false, name: 'late req/s', unit: 'req/s', value: lastQuarter, format: (v) => `${integer(v)} req/s` },
+  lateRequestsPerSecond: {
+    perTurn: false,
+    name: 'late req/s',
+    unit: 'req/s',
+    value: lastQuarter,
+    format: (v) => `${integer(v)} req/s`,
+    means: 'the median second of the last quarter of the measured phase: how fast the server still is after it has served for a while.',
+  },
   throughputKept: {
     perTurn: false,
     name: 'throughput kept',
     unit: "x a fresh copy's req/s",
     value: (run) => run.freshCopy?.kept,
     format: (v) => `${ratio(v)} of a fresh copy's req/s`,
+    means: "the aged server's req/s over a fresh copy's of the same file, loaded in turns after the measured phase: 1x keeps its speed as it ages, less is a server that slows with age.",
   },
   pendingLookups: {
     perTurn: true,
@@ -49,15 +88,24 @@ const METRICS: Record<Metric, MetricInfo> = {
       return peak ? (peak.QUERYWRAP ?? 0) + (peak.GETADDRINFOREQWRAP ?? 0) : undefined;
     },
     format: (v) => `${integer(v)} lookups`,
+    means: 'the most DNS lookups in flight at once (c-ares queries and getaddrinfo requests, from async_hooks): a queue of them is work waiting on the resolver.',
   },
   // The interpolated rate where the server stopped keeping up; results from before it have only the step's answers.
-  kneeRate: { perTurn: false, name: 'knee', unit: 'req/s', value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved, format: (v) => `${integer(v)} req/s` },
+  kneeRate: {
+    perTurn: false,
+    name: 'knee',
+    unit: 'req/s',
+    value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved,
+    format: (v) => `${integer(v)} req/s`,
+    means: 'in a ramp, the offered rate at which the server stops keeping up (answers under 90% of it, or p99 past 10x its low-load p99).',
+  },
   latencyCliff: {
     perTurn: false,
     name: 'p99 past the knee',
     unit: 'x its low-load p99',
     value: (run) => run.ramp?.cliff,
     format: (v) => `${ratio(v)} its low-load p99`,
+    means: "in a ramp, the p99 at the highest rate offered over the p99 at the lowest: how steep the queueing cliff past the knee is.",
   },
 };
 
@@ -97,20 +145,46 @@ export function formatMetric(metric: Metric, value: number): string {
   return METRICS[metric].format(value);
 }
 
+export function metricMeaning(metric: Metric): string {
+  return METRICS[metric].means;
+}
+
+/** Every figure a target can be set on, with what it means (`help figures`). */
+export function figureMeanings(): string[] {
+  return Object.values(METRICS).map((info) => `${info.name} (${info.unit}): ${info.means}`);
+}
+
+/** A server's value of one figure with its unit, or undefined when the run did not measure it. */
+export function figureOf(metric: Metric, run: ServerRun): string | undefined {
+  const value = METRICS[metric].value(run);
+  return value === undefined || !Number.isFinite(value) ? undefined : METRICS[metric].format(value);
+}
+
 /** The targets a server of the run is held to: a stage's own, the goal for the trainee's file, none for references. */
 export function targetsFor(manifest: ExerciseManifest, run: ServerRun): Target[] {
   if (run.role === 'stage' && run.stage !== undefined) return manifest.stages[run.stage - 1]?.targets ?? [];
-  if (run.role === 'mine') return manifest.goal;
+  if (run.role === 'mine') return run.stretch !== undefined ? (manifest.stages[run.stretch - 1]?.targets ?? []) : manifest.goal;
   return [];
+}
+
+/**
+ * The reference stage whose targets go beyond the goal, for `verify --stretch`: the last stage, when there
+ * is more than one, it is not a stage wrong on purpose, and its targets are not the goal's.
+ */
+export function stretchStage(manifest: ExerciseManifest): number | undefined {
+  const last = manifest.stages.at(-1);
+  if (manifest.stages.length < 2 || !last || last.expectedToFail) return undefined;
+  return JSON.stringify(last.targets) === JSON.stringify(manifest.goal) ? undefined : manifest.stages.length;
 }
 
 export function findReference(runs: ServerRun[], run: ServerRun, reference: Reference): ServerRun | undefined {
   if (reference === 'itself') return run;
   if (reference === 'broken') return runs.find((r) => r.role === 'broken');
   if (reference === 'ceiling') return runs.find((r) => r.role === 'ceiling');
-  if (run.stage === undefined) return undefined;
-  if (run.stage === 1) return runs.find((r) => r.role === 'broken');
-  return runs.find((r) => r.role === 'stage' && r.stage === run.stage! - 1);
+  const stage = run.role === 'mine' ? run.stretch : run.stage;
+  if (stage === undefined) return undefined;
+  if (stage === 1) return runs.find((r) => r.role === 'broken');
+  return runs.find((r) => r.role === 'stage' && r.stage === stage - 1);
 }
 
 /** Problems that fail a server however fast it was. */
@@ -251,7 +325,7 @@ export function judge(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerd
 
 /** A server held to targets (a stage, the trainee's file), as opposed to a reference it is compared with. */
 export function judgedServer(run: ServerRun): boolean {
-  return run.role === 'stage' || run.role === 'mine';
+  return (run.role === 'stage' && !run.referenceOnly) || run.role === 'mine';
 }
 
 function judgeFixes(manifest: ExerciseManifest, runs: ServerRun[]): ServerVerdict[] {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../scripts/args.ts';
-import { COMMANDS, helpText } from '../scripts/cli.ts';
+import { COMMANDS, helpText, unsupportedPlatform } from '../scripts/cli.ts';
+import { stretchText } from '../scripts/commands/verify.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { resolveExerciseId } from '../scripts/exercises.ts';
 import { UsageError } from '../scripts/usage-error.ts';
@@ -59,9 +60,33 @@ describe('argument parsing', () => {
     expect(() => resolveExerciseId('7', ids)).toThrow(/unknown exercise "7". Exercises: 01-etag-listener-leak, 02-floating-upload/);
   });
 
+  it('refuses native Windows at start with a sentence that points to WSL2, and runs on Linux and macOS', () => {
+    expect(unsupportedPlatform('win32')).toMatch(/WSL2/);
+    expect(unsupportedPlatform('linux')).toBeUndefined();
+    expect(unsupportedPlatform('darwin')).toBeUndefined();
+  });
+
+  it("after a pass, names what the last reference stage reaches and how to measure against it, without its fix", () => {
+    const text = stretchText(
+      [
+        { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.12 },
+        { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.65 },
+      ],
+      2,
+      '01',
+    );
+    expect(text).toContain("the reference's stage 2 reaches");
+    expect(text).toContain("req/s ≥ 1.12x reference stage 1's");
+    expect(text).toContain("req/s ≥ 0.65x the ceiling's");
+    expect(text).toContain('npm run workshop -- verify 01 --stretch');
+  });
+
   it('has help for every command', () => {
     for (const command of Object.keys(COMMANDS)) expect(helpText(command)).toContain(`workshop ${command}`);
     expect(helpText()).toContain('usage: npm run workshop');
+    // help figures: every figure a target can be set on, with what it means.
+    for (const name of ['req/s', 'p99 latency', 'heap growth', 'scavenge time per request', 'throughput kept', 'knee']) expect(helpText('figures')).toContain(`${name} (`);
+    expect(helpText('figures')).toMatch(/heap growth .*below zero/);
   });
 });
 
@@ -78,6 +103,7 @@ describe('the workshop command', () => {
       [['run', '01', '--ramp', '--from', '50', '--to', '20'], '--to (20 req/s) must be above --from (50 req/s)'],
       [['run', '01', '--ramp', '--over', 'soon'], '--over takes a duration like 90s'],
       [['run', '01', '--ramp', '--soak', '1m'], '--ramp and --soak are two different runs'],
+      [['verify', '05', '--stretch'], 'exercise 05 has no stretch targets'],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => workshopAsync(...args)));
     cases.forEach(([args, message], i) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bar, signedPercent } from '../scripts/format.ts';
-import { rampSection, renderJson, renderReport } from '../scripts/report.ts';
+import { goalFigures, rampSection, renderJson, renderReport } from '../scripts/report.ts';
 import type { RampStep } from '../scripts/result.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
@@ -19,6 +19,37 @@ function sampleReport(): RunReport {
 }
 
 describe('report', () => {
+  it('names the Node flags each server ran with, and only when one did', () => {
+    const report = sampleReport();
+    expect(renderReport(report)).not.toContain('Node flags');
+    report.servers[1]!.nodeFlags = ['--max-semi-space-size=256'];
+    expect(renderReport(report)).toContain('Node flags: stage 1 --max-semi-space-size=256');
+  });
+
+  it("gives a run that is not judged the figures of the exercise's goal, with the goal and what each means", () => {
+    const report = sampleReport();
+    const text = goalFigures(
+      [
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 },
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.3 },
+      ],
+      [report.servers[0]!],
+    );
+    expect(text).toContain("the figures this exercise's goal is set on");
+    expect(text).toMatch(/req\/s: broken 60 req\/s .*goal: at least 10\.0x the broken server's/);
+    expect(text).toMatch(/heap growth: broken not measured in this run .*goal: at most 0\.30x the broken server's/);
+    expect(text).toMatch(/below zero/);
+  });
+
+  it('explains a heap growth below zero under the runtime table, and only then', () => {
+    const report = sampleReport();
+    report.servers[0]!.runtime = runtimeFigures(1000, 10, 5);
+    report.servers[0]!.heap = { bytesPerSecond: 2e6, first: 50e6, last: 52e6, peak: 60e6, points: 4 };
+    expect(renderReport(report)).not.toContain('heap growth below zero');
+    report.servers[0]!.heap = { bytesPerSecond: -33.5e6, first: 150e6, last: 50e6, peak: 160e6, points: 4 };
+    expect(renderReport(report)).toContain('heap growth below zero: the slope of the heap');
+  });
+
   it('draws bars proportional to the value, never empty for a non-zero value', () => {
     expect(bar(100, 100, 40)).toBe('█'.repeat(40));
     expect(bar(50, 100, 40)).toBe('█'.repeat(20));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findReference, honestyProblems, judge, judgeTarget } from '../scripts/verdict.ts';
+import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
 import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
@@ -88,6 +88,21 @@ describe('verdict', () => {
       ['mine', false],
     ]);
     expect(verdicts[1]!.targets.map((t) => t.ratio)).toEqual([1.75, 0.875]);
+  });
+
+  it('holds a stretch to the last stage\'s targets: against the stage before it and the ceiling, the reference not judged', () => {
+    const manifest = sampleManifest();
+    expect(stretchStage(manifest)).toBe(2);
+    // No stretch when the last stage is held to the goal itself, or there is one stage.
+    expect(stretchStage(sampleManifest({ stages: manifest.stages.slice(0, 1) }))).toBeUndefined();
+    expect(stretchStage(sampleManifest({ goal: manifest.stages[1]!.targets }))).toBeUndefined();
+    const all = [serverRun('stage 1', 'stage', 4_000, { referenceOnly: true }), serverRun('ceiling', 'ceiling', 10_000), serverRun('mine', 'mine', 7_000, { stretch: 2 })];
+    const verdicts = judge(manifest, all);
+    expect(verdicts.map((v) => v.label)).toEqual(['mine']);
+    expect(verdicts[0]!.targets.map((t) => [t.name, t.ratio, t.pass])).toEqual([
+      ['req/s vs previous', 1.75, true],
+      ['req/s vs ceiling', 0.7, false],
+    ]);
   });
 
   it('judges what a server keeps against a fresh copy of itself, and its late pace against broken', () => {

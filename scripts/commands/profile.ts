@@ -17,6 +17,7 @@ import { startServices, type Services } from '../services/index.ts';
 import { ProfileError, runClinic } from '../profile/clinic.ts';
 import { locateWith, profileToTree, type CpuProfile } from '../profile/cpu-tree.ts';
 import { flameGraphHtml } from '../profile/flame-html.ts';
+import { exerciseAdvice, readingAdvice } from '../profile/advice.ts';
 import { chooseTool, limitNote, type ProfileTool } from '../profile/tools.ts';
 
 export const PROFILES_DIR = path.join(ROOT, '.hotpath', 'profiles');
@@ -70,8 +71,10 @@ export async function profile(exercise: Exercise, options: ProfileOptions): Prom
     // clinic's server has no probe to ask whether it is idle again.
     lines.push(dim("(under clinic the measured phase starts without waiting for the warm-up's slow requests, so these figures read lower than verify's)"));
   }
-  const lookFor = exercise.manifest.profile?.lookFor;
-  lines.push('', lookFor ? `${bold('What to look for:')} ${lookFor}` : dim(`(exercise ${exercise.manifest.id} says nothing yet about what its profile shows)`));
+  lines.push('', `${bold('How to read it:')} ${readingAdvice(result.tool)}`);
+  const advice = exerciseAdvice(exercise);
+  if (advice.text) lines.push('', `${bold('What to look for:')} ${advice.text}`);
+  if (advice.locked) lines.push('', dim(advice.locked));
   if (options.traceWarnings) {
     const warnings = warningsIn(result.output);
     lines.push('', warnings.length > 0 ? bold(`The server printed ${warnings.length} warning(s):`) : dim('The server printed no warnings.'), ...warnings.map((w) => dim(w)));
@@ -174,6 +177,7 @@ async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Pr
   if (tree.total <= 0) throw new ProfileError(`the CPU profile ${relativeToRoot(file)} holds no samples`, server.output());
   const { manifest } = exercise;
   const { connections, warmupSeconds, durationSeconds } = manifest.load;
+  const advice = exerciseAdvice(exercise);
   const html = path.join(run.dir, 'flame.html');
   writeFileSync(
     html,
@@ -186,7 +190,7 @@ async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Pr
           `${integer(load.requestsPerSecond.mean)} req/s, p99 ${integer(load.latency.p99)} ms`,
         `written ${new Date().toLocaleString()}; the raw profile is ${path.basename(file)} beside this page (Chrome DevTools opens it too)`,
       ],
-      lookFor: manifest.profile?.lookFor,
+      lookFor: [readingAdvice('cpu'), advice.text ?? advice.locked].filter(Boolean).join(' '),
     }),
   );
   return { html, load, output: server.output() };

@@ -5,7 +5,7 @@ import type { Exercise } from '../exercises.ts';
 import type { LoadProfile } from '../manifest.ts';
 import { bold, dim } from '../format.ts';
 import { relativeToRoot } from '../paths.ts';
-import { renderJson, renderReport } from '../report.ts';
+import { goalFigures, renderJson, renderReport } from '../report.ts';
 import { writeResults } from '../results.ts';
 import { startServer } from '../server-process.ts';
 import { startServices } from '../services/index.ts';
@@ -33,7 +33,7 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
           ? { kind: 'ramp' as const, ramp: options.ramp }
           : undefined;
     const report = await runBench(exercise, [spec], { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags, judge: false, measure });
-    process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
+    process.stdout.write(`${options.json ? renderJson(report) : `${renderReport(report)}\n\n${goalFigures(exercise.manifest.goal, report.servers)}`}\n`);
     const written = await writeResults(report, report.servers.some((s) => s.soak) ? 'soak' : report.servers.some((s) => s.ramp) ? 'ramp' : 'load');
     const paths = `\nresult: ${relativeToRoot(written.json)}\n${written.svgs.map((file) => `chart:  ${relativeToRoot(file)}\n`).join('')}`;
     // With --json, on stderr, so stdout stays one JSON document.

@@ -1,0 +1,35 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadAllExercises } from '../scripts/exercises.ts';
+import { ADVICE_AFTER_HINT, exerciseAdvice, readingAdvice } from '../scripts/profile/advice.ts';
+import { TOOLS } from '../scripts/profile/tools.ts';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'hotpath-advice-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function progressWith(entry: object): string {
+  const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-etag-listener-leak': entry } }));
+  return file;
+}
+
+describe("profile's advice", () => {
+  it('says how to read every tool, and where clinic cannot name .ts lines', () => {
+    for (const tool of TOOLS) expect(readingAdvice(tool).length).toBeGreaterThan(80);
+    expect(readingAdvice('flame')).toContain('server.ts:1:<column>');
+    expect(readingAdvice('cpu')).toContain('.ts file');
+  });
+
+  it("names the exercise's frames only after its hint or a pass, and says how to get them before", async () => {
+    const exercise = (await loadAllExercises()).find((e) => e.manifest.id.startsWith('01-'))!;
+    const lookFor = exercise.manifest.profile!.lookFor;
+    const before = exerciseAdvice(exercise, progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT - 1, solutionShown: false }));
+    expect(before.text).toBeUndefined();
+    expect(before.locked).toContain(`hint ${ADVICE_AFTER_HINT} (npm run workshop -- hint 01)`);
+    expect(exerciseAdvice(exercise, progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT, solutionShown: false })).text).toBe(lookFor);
+    expect(exerciseAdvice(exercise, progressWith({ passed: true, hintsShown: 0, solutionShown: false })).text).toBe(lookFor);
+    expect(exerciseAdvice(exercise, path.join(dir, 'none.json')).locked).toBeDefined();
+  });
+});
