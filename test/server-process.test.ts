@@ -84,21 +84,18 @@ describe('server process', () => {
     expect(tried).toHaveLength(2);
     expect(tried[1]).not.toEqual(tried[0]);
 
-    let crashes = 0;
-    const crash = await onFreePorts(1, async () => {
-      crashes++;
-      throw new ServerStartError('exited (exit code 1) before it listened', 'boom at start-up');
-    }).catch((e: unknown) => e);
-    expect(crash).toBeInstanceOf(ServerStartError);
-    expect(crashes).toBe(1);
-
-    let taken = 0;
-    const always = await onFreePorts(1, async () => {
-      taken++;
-      throw new ServerStartError('exited (exit code 1) before it listened', 'listen EADDRINUSE');
-    }).catch((e: unknown) => e);
-    expect(always).toBeInstanceOf(ServerStartError);
-    expect(taken).toBe(3);
+    // A start that always fails with `output`: how many times it was tried, and what onFreePorts threw.
+    const failing = async (output: string) => {
+      let tries = 0;
+      const error = await onFreePorts(1, async () => {
+        tries++;
+        throw new ServerStartError('exited (exit code 1) before it listened', output);
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServerStartError);
+      return tries;
+    };
+    expect(await failing('boom at start-up')).toBe(1);
+    expect(await failing('listen EADDRINUSE')).toBe(3);
   });
 
   it('reports runtime figures from the injected probe', async () => {
