@@ -2,14 +2,13 @@ import { benchProgress } from '../bench-progress.ts';
 import { runBench, specFor, stretchSpecs, verifyChoices } from '../bench.ts';
 import { runBenchRepeated } from '../repeat.ts';
 import type { Exercise } from '../exercises.ts';
-import { bold, green } from '../format.ts';
+import { bold, green, ratio } from '../format.ts';
 import { updateExercise } from '../progress.ts';
 import { renderJson, renderReport } from '../report.ts';
 import type { RunReport } from '../result.ts';
 import type { Target } from '../manifest.ts';
 import { UsageError } from '../usage-error.ts';
 import { cannotJudgeHere, metricName, stretchStage } from '../verdict.ts';
-import { ratio } from '../format.ts';
 
 export interface VerifyOptions {
   json?: boolean;
