@@ -114,7 +114,7 @@ describe('ramp', () => {
 
   it('ramps a real server that can do ~100 req/s and finds its knee there, with the cliff past it', async () => {
     const manifest = sampleManifest({
-      load: { path: '/', connections: 60, warmupSeconds: 1, durationSeconds: 1, ramp: { from: 20, to: 180, steps: 5, stepSeconds: 2 } },
+      load: { path: '/', connections: 60, warmupSeconds: 1, durationSeconds: 1, ramp: { from: 20, to: 180, steps: 5, stepSeconds: 1 } },
       symptom: [{ metric: 'latencyCliff', against: 'itself', atLeast: 10 }],
     });
     const exercise = { manifest, dir: '', solutionsDir: '', serverFile: fixture('busy-10ms.ts'), shippedFile: fixture('busy-10ms.ts'), stageFile: () => fixture('busy-10ms.ts') };
