@@ -14,6 +14,7 @@ import { parseDuration } from './soak.ts';
 import { verify } from './commands/verify.ts';
 import { watch } from './commands/watch.ts';
 import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
+import { formerIdNote } from './former-ids.ts';
 import { bold, dim, red } from './format.ts';
 import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
 import { removeServiceDataNow } from './services/index.ts';
@@ -117,7 +118,7 @@ export function helpText(command?: string): string {
     '',
     ...lines,
     '',
-    dim('<ex> is an exercise: 01, 1 or its name (etag-listener-leak). "workshop help <command>" shows its flags.'),
+    dim('<ex> is an exercise: 01, 1 or its name (seed-service-slows-down). "workshop help <command>" shows its flags.'),
   ].join('\n');
 }
 
@@ -175,7 +176,8 @@ function runsOption(value: string | true | undefined): number {
 }
 
 async function exerciseArg(args: ParsedArgs): Promise<Exercise> {
-  return loadExercise(resolveExerciseId(args.positionals[0]!));
+  const id = resolveExerciseId(args.positionals[0]!, undefined, (input, current) => console.error(formerIdNote(input, current)));
+  return loadExercise(id);
 }
 
 /** 0 on a pass, 3 when a target was too close to call (or this machine cannot judge it), 1 on a fail. */

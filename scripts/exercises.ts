@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { validateManifest, type ExerciseManifest } from './manifest.ts';
+import { currentIdOf } from './former-ids.ts';
 import { EXERCISES_DIR, SOLUTIONS_DIR } from './paths.ts';
 import { nearest } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
@@ -56,14 +57,22 @@ export async function loadAllExercises(): Promise<Exercise[]> {
   return Promise.all(exerciseFolders().map((id) => loadExercise(id)));
 }
 
-/** Accepts "01", "1" and the slug ("etag-listener-leak") or the whole folder name. */
-export function resolveExerciseId(input: string, ids = exerciseFolders()): string {
+/**
+ * Accepts "01", "1" and the name ("seed-service-slows-down") or the whole folder name, and a former id
+ * for one release (former-ids.ts): `onFormerId` hears of it, for the note.
+ */
+export function resolveExerciseId(input: string, ids = exerciseFolders(), onFormerId?: (input: string, id: string) => void): string {
   const wanted = input.trim().toLowerCase();
   const match = ids.find((id) => {
     const [number, ...slug] = id.split('-');
     return id === wanted || number === wanted || (/^\d+$/.test(wanted) && Number(number) === Number(wanted)) || slug.join('-') === wanted;
   });
   if (match) return match;
+  const current = currentIdOf(wanted);
+  if (current && ids.includes(current)) {
+    onFormerId?.(input, current);
+    return current;
+  }
   const guess = nearest(wanted, ids.flatMap((id) => [id, id.slice(3)]));
   const known = ids.length > 0 ? ` Exercises: ${ids.join(', ')}.` : '';
   throw new UsageError(`unknown exercise "${input}".${guess ? ` Did you mean "${guess}"?` : ''}${known}`);

@@ -2,6 +2,7 @@
 // start; a corrupt one is set aside (renamed, not deleted) and progress starts again.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { currentIdOf } from './former-ids.ts';
 import { ROOT } from './paths.ts';
 
 export interface ExerciseProgress {
@@ -36,7 +37,9 @@ export function readProgress(file = progressFile()): { progress: Progress; warni
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<Progress>;
     if (parsed?.version !== 1 || typeof parsed.exercises !== 'object' || parsed.exercises === null) throw new Error('unknown shape');
     const exercises: Record<string, ExerciseProgress> = {};
-    for (const [id, value] of Object.entries(parsed.exercises)) {
+    for (const [key, value] of Object.entries(parsed.exercises)) {
+      // A file written before the exercises were renamed keeps its progress under the new ids.
+      const id = currentIdOf(key) ?? key;
       exercises[id] = {
         passed: value?.passed === true,
         passedAt: typeof value?.passedAt === 'string' ? value.passedAt : undefined,

@@ -51,13 +51,18 @@ describe('argument parsing', () => {
   });
 
   it('accepts 01, 1 and the slug for an exercise, and suggests the nearest for a typo', () => {
-    const ids = ['01-etag-listener-leak', '02-floating-upload'];
-    expect(resolveExerciseId('01', ids)).toBe('01-etag-listener-leak');
-    expect(resolveExerciseId('1', ids)).toBe('01-etag-listener-leak');
-    expect(resolveExerciseId('etag-listener-leak', ids)).toBe('01-etag-listener-leak');
-    expect(resolveExerciseId('01-etag-listener-leak', ids)).toBe('01-etag-listener-leak');
-    expect(() => resolveExerciseId('etag-listner-leak', ids)).toThrow(/Did you mean "etag-listener-leak"\?/);
-    expect(() => resolveExerciseId('7', ids)).toThrow(/unknown exercise "7". Exercises: 01-etag-listener-leak, 02-floating-upload/);
+    const ids = ['01-seed-service-slows-down', '02-floating-upload'];
+    expect(resolveExerciseId('01', ids)).toBe('01-seed-service-slows-down');
+    expect(resolveExerciseId('1', ids)).toBe('01-seed-service-slows-down');
+    expect(resolveExerciseId('seed-service-slows-down', ids)).toBe('01-seed-service-slows-down');
+    // A former id, and its name without the number, for one release, with a note.
+    const heard: string[] = [];
+    expect(resolveExerciseId('01-etag-listener-leak', ids, (input, id) => heard.push(`${input} -> ${id}`))).toBe('01-seed-service-slows-down');
+    expect(resolveExerciseId('etag-listener-leak', ids, (input, id) => heard.push(`${input} -> ${id}`))).toBe('01-seed-service-slows-down');
+    expect(heard).toEqual(['01-etag-listener-leak -> 01-seed-service-slows-down', 'etag-listener-leak -> 01-seed-service-slows-down']);
+    expect(resolveExerciseId('01-seed-service-slows-down', ids)).toBe('01-seed-service-slows-down');
+    expect(() => resolveExerciseId('seed-servce-slows-down', ids)).toThrow(/Did you mean "seed-service-slows-down"\?/);
+    expect(() => resolveExerciseId('7', ids)).toThrow(/unknown exercise "7". Exercises: 01-seed-service-slows-down, 02-floating-upload/);
   });
 
   it('refuses native Windows at start with a sentence that points to WSL2, and runs on Linux and macOS', () => {
@@ -94,7 +99,7 @@ describe('the workshop command', () => {
   it('exits 2 with a clear message on a usage error', async () => {
     const cases = [
       [['frobnicate'], 'unknown command "frobnicate"'],
-      [['verify', 'etag-lisener-leak'], 'Did you mean "etag-listener-leak"?'],
+      [['verify', 'seed-service-slow-down'], 'Did you mean "seed-service-slows-down"?'],
       [['run', '01', '--stage', '9'], 'unknown stage "9"'],
       [['run', '01', '--port', 'eighty'], '--port must be a whole number'],
       [['demo', '01', '--jsn'], 'Did you mean "--json"?'],
@@ -124,11 +129,11 @@ describe('the workshop command', () => {
   it('says so when reset finds the file as shipped', () => {
     const result = workshop('reset', '01', '--yes');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('exercises/01-etag-listener-leak/server.ts is already as shipped');
+    expect(result.stdout).toContain('exercises/01-seed-service-slows-down/server.ts is already as shipped');
   });
 
   it('lists the exercises and gives hints one at a time, remembering them', () => {
-    expect(workshop('list').stdout).toMatch(/→\s+01-etag-listener-leak.*not yet/);
+    expect(workshop('list').stdout).toMatch(/→\s+01-seed-service-slows-down.*not yet/);
     expect(workshop('hint', '01').stdout).toMatch(/Hint 1 of \d+/);
     const second = workshop('hint', '1');
     expect(second.stdout).toMatch(/Hint 1 of \d+[\s\S]*Hint 2 of \d+/);

@@ -15,7 +15,7 @@ import { turnsOf } from '../scripts/steady-turns.ts';
 import { freePort } from '../scripts/server-process.ts';
 import { isAlive } from './helpers.ts';
 
-const EX = '01-etag-listener-leak';
+const EX = '01-seed-service-slows-down';
 let hub: Hub;
 let dir: string;
 const savedProgress = process.env.HOTPATH_PROGRESS_FILE;
@@ -150,7 +150,7 @@ describe('pages', () => {
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.body).toContain(`<tr class="hp-exercise hp-next" data-exercise="${EX}" data-status="not-yet">`);
-    expect(page.body).toContain('data-exercise="09-cpu-scaling"');
+    expect(page.body).toContain('data-exercise="09-one-core-busy"');
     expect(page.body).toContain('href="/slides/00-opening"');
     expect(page.body).toContain('href="/slides/00-method"');
     expect(page.body).toContain(`<a class="hp-deck-link" href="/slides/${EX}">`);
@@ -158,7 +158,7 @@ describe('pages', () => {
   });
 
   it('an exercise: what the CLI accepts redirects to its canonical page; the page has the brief, hints and live runs', async () => {
-    for (const name of ['01', '1', 'etag-listener-leak']) {
+    for (const name of ['01', '1', 'seed-service-slows-down', 'etag-listener-leak', '01-etag-listener-leak']) {
       const answer = await get(`/exercises/${name}`);
       expect(answer.status).toBe(308);
       expect(answer.headers.location).toBe(`/exercises/${EX}`);
@@ -166,7 +166,7 @@ describe('pages', () => {
     const page = await get(`/exercises/${EX}`);
     expect(page.status).toBe(200);
     expect(page.body).toContain('<article id="brief"');
-    expect(page.body).toContain('<h1>01 · The ETag listener leak</h1>');
+    expect(page.body).toContain('<h1>01 · The seed service that slows down</h1>');
     expect(page.body).toMatch(/<pre class="hljs"><code class="hljs language-sh">/);
     expect(page.body).toContain('<button id="hint-next" type="button">Show hint 1 of 5</button>');
     expect(page.body).toContain(`<section id="live" class="hp-live" data-exercise="${EX}"`);
@@ -176,7 +176,7 @@ describe('pages', () => {
   it('an unknown exercise is a 404 that says which exist: JSON for a client, a page for a browser', async () => {
     const answer = await get('/exercises/99');
     expect(answer.status).toBe(404);
-    expect(answer.json?.error).toMatch(/unknown exercise "99".*Exercises: 01-etag-listener-leak/);
+    expect(answer.json?.error).toMatch(/unknown exercise "99".*Exercises: 01-seed-service-slows-down/);
     const page = await get('/exercises/nope', { accept: 'text/html,*/*' });
     expect(page.status).toBe(404);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
@@ -217,6 +217,10 @@ describe('pages', () => {
     expect(deck.body).toContain('<script src="/assets/live.js"></script>');
     expect(deck.body).toContain('class="hp-slide"');
     expect((await get('/slides/99-nope')).status).toBe(404);
+    // A deck under the exercise's former id moved with it.
+    const former = await get('/slides/01-etag-listener-leak');
+    expect(former.status).toBe(308);
+    expect(former.headers.location).toBe(`/slides/${EX}`);
   });
 
   it('assets: the allowlist with the right types; anything else is a 404', async () => {
@@ -303,7 +307,7 @@ describe('refusals', () => {
       ['unknown exercise', { exercise: '42', servers: ['broken'] }, 400, /unknown exercise "42"/],
       ['servers missing', { exercise: '01' }, 400, /"servers" must be a non-empty array/],
       ['servers not an array', { exercise: '01', servers: 'broken' }, 400, /"servers" must be a non-empty array/],
-      ['unknown stage', { exercise: '01', servers: [7] }, 400, /unknown server 7 for exercise 01-etag-listener-leak/],
+      ['unknown stage', { exercise: '01', servers: [7] }, 400, /unknown server 7 for exercise 01-seed-service-slows-down/],
       ['a path', { exercise: '01', servers: ['../../../etc/passwd'] }, 400, /unknown server "\.\.\/\.\.\/\.\.\/etc\/passwd"/],
       ['a command', { exercise: '01', servers: [{ file: 'rm -rf /' }] }, 400, /unknown server object/],
       ['twice', { exercise: '01', servers: ['broken', 'broken'] }, 400, /listed twice/],
@@ -429,7 +433,7 @@ describe('a pass of your server.ts (stand-in worker)', () => {
       const progress = JSON.parse(readFileSync(process.env.HOTPATH_PROGRESS_FILE!, 'utf8'));
       expect(progress.exercises[EX]).toMatchObject({ passed: true, hintsShown: 2 });
       expect((await get('/')).body).toContain(`data-exercise="${EX}" data-status="passed"`);
-      expect((await get('/')).body).toContain('<tr class="hp-exercise hp-next" data-exercise="02-floating-s3-upload"');
+      expect((await get('/')).body).toContain('<tr class="hp-exercise hp-next" data-exercise="02-worker-heap-climbs"');
     } finally {
       hub = saved;
       await reporting.close();
@@ -459,7 +463,7 @@ describe('live runs (exercise 01, the broken server)', () => {
     expect(list.map((e) => Number(e.id))).toEqual(list.map((_, i) => i + 1));
     const loads = list.filter((e) => e.event === 'load').map((e) => e.data.progress);
     // The broken server alone: its turns, one point each.
-    const { minRounds } = turnsOf((await loadExercise('01-etag-listener-leak')).manifest.load);
+    const { minRounds } = turnsOf((await loadExercise('01-seed-service-slows-down')).manifest.load);
     expect(loads.filter((p) => p.phase === 'in turns').length).toBeGreaterThanOrEqual(minRounds);
     expect(loads.some((p) => p.latencyLastSecond && p.latencyLastSecond.p99 >= p.latencyLastSecond.p50)).toBe(true);
     const { report, html } = list.at(-1)!.data;

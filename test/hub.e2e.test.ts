@@ -18,13 +18,13 @@ import { liveServerPids } from '../scripts/server-process.ts';
 import { browserMissing, launchChromium } from './browser.ts';
 import { isAlive } from './helpers.ts';
 
-const EX = '01-etag-listener-leak';
-const EX_TITLE = 'The etag listener leak';
-const OTHER_EX = '02-floating-s3-upload';
+const EX = '01-seed-service-slows-down';
+const EX_TITLE = 'The seed service that slows down';
+const OTHER_EX = '02-worker-heap-climbs';
 const DECK = loadDeck(EX)!;
 const COUNT = DECK.slides.length;
 /** The live demo: an exercise of two servers, the shortest run a deck has (01's four take twice as long). */
-const DEMO_EX = '05-log-formatting';
+const DEMO_EX = '05-waiting-worker-busy-cpu';
 const DEMO_DECK = loadDeck(DEMO_EX)!;
 const DEMO_COUNT = DEMO_DECK.slides.length;
 const DEMO_SLIDE = DEMO_DECK.slides.findIndex((s) => s.html.includes(`class="hp-demo" data-exercise="${DEMO_EX}"`)) + 1;
@@ -205,7 +205,7 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
 
       await next.locator('a.hp-exercise-link').click();
       await page.waitForURL(`${hub.url}/exercises/${EX}`);
-      expect(await page.locator('#brief h1').first().textContent()).toMatch(/ETag listener leak/i);
+      expect(await page.locator('#brief h1').first().textContent()).toMatch(/seed service that slows down/i);
       expect(await page.locator('#hints-status').textContent()).toMatch(/None seen yet/);
 
       await page.goBack();

@@ -11,7 +11,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function progressWith(entry: object): string {
   const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-etag-listener-leak': entry } }));
+  writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-seed-service-slows-down': entry } }));
   return file;
 }
 

@@ -154,7 +154,7 @@ describe('profile tools and helpers', () => {
   });
 
   it('names a profile folder by exercise, server, tool and time', () => {
-    expect(folderName('01-etag-listener-leak', 'stage 1', 'cpu', new Date('2026-03-04T05:06:07Z'))).toBe('01-etag-listener-leak-stage-1-cpu-20260304-050607');
+    expect(folderName('01-seed-service-slows-down', 'stage 1', 'cpu', new Date('2026-03-04T05:06:07Z'))).toBe('01-seed-service-slows-down-stage-1-cpu-20260304-050607');
   });
 
   it('asks a server to exit normally, so that --cpu-prof writes its profile', async () => {
@@ -203,14 +203,14 @@ describe('workshop profile on exercise 01 (real runs)', () => {
 
   it('--tool cpu on the broken server: a flame graph whose data holds the leaking listener and its hashing', async () => {
     const before = strayFiles();
-    const exercise = await loadExercise('01-etag-listener-leak');
+    const exercise = await loadExercise('01-seed-service-slows-down');
     const result = await writeProfile(exercise, { choice: 'broken', tool: 'cpu', traceWarnings: false, profilesDir });
     expect(result.tool).toBe('cpu');
     expect(readdirSync(result.dir).sort()).toEqual(['flame.html', 'server.cpuprofile']);
 
     const { tree, hottest } = embeddedProfile(readFileSync(result.html, 'utf8'));
     // The 'after' listener is the anonymous function on line 24 of the shipped file, called by emit().
-    const shipped = 'solutions/01-etag-listener-leak/0-as-shipped.ts';
+    const shipped = 'solutions/01-seed-service-slows-down/0-as-shipped.ts';
     const parents = new Map<Frame, Frame>();
     for (const { frame } of walk(tree)) for (const child of frame.children) parents.set(child, frame);
     const listeners = [...walk(tree)].map(({ frame }) => frame).filter((f) => f.file === shipped && f.line === 24);
@@ -232,7 +232,7 @@ describe('workshop profile on exercise 01 (real runs)', () => {
 
   it.runIf(brokenReason('flame') === undefined)('--tool flame writes clinic flame\'s HTML, with the shipped file\'s frames in it', async () => {
     const before = strayFiles();
-    const exercise = await loadExercise('01-etag-listener-leak');
+    const exercise = await loadExercise('01-seed-service-slows-down');
     const result = await writeProfile(exercise, { choice: 'broken', tool: 'flame', traceWarnings: false, profilesDir });
     expect(result.tool).toBe('flame');
     expect(path.basename(result.html)).toMatch(/^\d+\.clinic-flame\.html$/);

@@ -26,6 +26,13 @@ describe('progress file', () => {
     expect(readdirSync(dir)).toEqual(['progress.json']); // no temporary file left behind
   });
 
+  it('keeps the progress of a file written under the former ids, under the new ones', () => {
+    writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-etag-listener-leak': { passed: true, hintsShown: 1, solutionShown: false } } }));
+    const { progress } = readProgress(file);
+    expect(Object.keys(progress.exercises)).toEqual(['01-seed-service-slows-down']);
+    expect(exerciseProgress(progress, '01-seed-service-slows-down')).toMatchObject({ passed: true, hintsShown: 1 });
+  });
+
   it('survives a corrupt file: warns, sets it aside, starts afresh', () => {
     writeFileSync(file, '{"version": 1, "exercises": {"01-x": {"pass');
     const { progress, warning } = readProgress(file);

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startServices } from '../scripts/services/index.ts';
 import type { PublishedTable } from '../scripts/services/route-table.ts';
-import { DEFAULT_ROUTES_FILE } from '../exercises/06-duplicated-express-routes/site.ts';
+import { DEFAULT_ROUTES_FILE } from '../exercises/06-app-slows-by-the-hour/site.ts';
 
 const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as PublishedTable;
 

@@ -8,7 +8,7 @@ import { createMarkdown } from '../scripts/hub/markdown.ts';
 import { deckPage, indexPage, listDecks, loadDeck, renderDeck, splitSlides } from '../scripts/hub/slides.ts';
 import { ROOT } from '../scripts/paths.ts';
 
-const IDS = ['01-etag-listener-leak', '02-floating-s3-upload'];
+const IDS = ['01-seed-service-slows-down', '02-worker-heap-climbs'];
 const deck = (source: string) => renderDeck(source, { source: 'slides/test.md', exerciseIds: IDS });
 const fence = '```';
 
@@ -113,14 +113,14 @@ describe('markdown', () => {
 describe('::: demo', () => {
   it('becomes the live-demo placeholder for a known exercise, with its content as the fallback', () => {
     const html = deck(SAMPLE).slides[2]!.html;
-    expect(html).toContain('<div class="hp-demo" data-exercise="01-etag-listener-leak" data-command="npm run workshop -- demo 01"><div class="hp-demo-fallback">');
+    expect(html).toContain('<div class="hp-demo" data-exercise="01-seed-service-slows-down" data-command="npm run workshop -- demo 01"><div class="hp-demo-fallback">');
     expect(html).toContain('npm run workshop -- demo 01');
     expect(html.indexOf('hp-demo-fallback')).toBeLessThan(html.indexOf('<pre'));
     // accepts the slug and a number without its zero; an empty block gets the command as its fallback
     const empty = deck('::: demo floating-s3-upload\n:::\n').slides[0]!.html;
-    expect(empty).toContain('data-exercise="02-floating-s3-upload"');
+    expect(empty).toContain('data-exercise="02-worker-heap-climbs"');
     expect(empty).toContain('<code>npm run workshop -- demo 02</code>');
-    expect(deck('::: demo 1\n:::').slides[0]!.html).toContain('data-exercise="01-etag-listener-leak"');
+    expect(deck('::: demo 1\n:::').slides[0]!.html).toContain('data-exercise="01-seed-service-slows-down"');
   });
 
   it('names the deck and the line of an unknown exercise', () => {
@@ -129,7 +129,7 @@ describe('::: demo', () => {
   });
 
   it('resolves against the real exercises by default', () => {
-    expect(renderDeck('::: demo 01\n:::').slides[0]!.html).toContain('data-exercise="01-etag-listener-leak"');
+    expect(renderDeck('::: demo 01\n:::').slides[0]!.html).toContain('data-exercise="01-seed-service-slows-down"');
   });
 });
 
@@ -139,7 +139,7 @@ describe('the decks in slides/', () => {
   it('lists every deck, sorted, with its title', () => {
     const files = readdirSync(path.join(ROOT, 'slides')).filter((f) => f.endsWith('.md')).sort();
     expect(decks.map((d) => `${d.id}.md`)).toEqual(files);
-    expect(decks.find((d) => d.id === '01-etag-listener-leak')?.title).toBe('01 · The ETag listener leak');
+    expect(decks.find((d) => d.id === '01-seed-service-slows-down')?.title).toBe('01 · The seed service that slows down');
     for (const d of decks) expect(d.title).not.toBe('Untitled deck');
   });
 
@@ -163,8 +163,8 @@ describe('the decks in slides/', () => {
 });
 
 describe('pages', () => {
-  const rendered = loadDeck('01-etag-listener-leak')!;
-  const staticPage = deckPage('01-etag-listener-leak', rendered, 'static');
+  const rendered = loadDeck('01-seed-service-slows-down')!;
+  const staticPage = deckPage('01-seed-service-slows-down', rendered, 'static');
   /** The page without the notes' JSON island: what a browser lays out. */
   const visible = (html: string) => html.replace(/<script type="application\/json" id="hp-notes">[\s\S]*?<\/script>/, '');
 
@@ -180,7 +180,7 @@ describe('pages', () => {
   });
 
   it('a hub page links the hub assets, live.js after deck.js', () => {
-    const hub = deckPage('01-etag-listener-leak', rendered, 'hub');
+    const hub = deckPage('01-seed-service-slows-down', rendered, 'hub');
     expect(hub).toContain('<link rel="stylesheet" href="/assets/deck.css">');
     expect(hub).toContain('<link rel="stylesheet" href="/assets/highlight.css">');
     expect(hub.indexOf('/assets/deck.js')).toBeLessThan(hub.indexOf('/assets/live.js'));
@@ -207,8 +207,8 @@ describe('pages', () => {
   });
 
   it('the index links every deck', () => {
-    const html = indexPage([{ id: '01-etag-listener-leak', title: '01 · <x>', slides: 15 }]);
-    expect(html).toContain('<a href="01-etag-listener-leak.html">01 · &lt;x&gt;</a>');
+    const html = indexPage([{ id: '01-seed-service-slows-down', title: '01 · <x>', slides: 15 }]);
+    expect(html).toContain('<a href="01-seed-service-slows-down.html">01 · &lt;x&gt;</a>');
   });
 });
 
@@ -226,7 +226,7 @@ describe('npm run slides:build', () => {
       expect(existsSync(path.join(out, `${d.id}.html`))).toBe(true);
       expect(result.stdout).toContain(`${d.id}.html`);
     }
-    expect(readFileSync(path.join(out, 'index.html'), 'utf8')).toContain('01-etag-listener-leak.html');
+    expect(readFileSync(path.join(out, 'index.html'), 'utf8')).toContain('01-seed-service-slows-down.html');
     expect(result.stdout).toMatch(new RegExp(`${decks.length} decks and an index in \\d+ ms`));
   });
 

@@ -9,7 +9,7 @@ import { sampleManifest } from './sample.ts';
 
 describe('a real soak', () => {
   it("01's broken server for 8 s: a window every 3 s with the probe's figures, progress as each closes, nothing left running", async () => {
-    const exercise = await loadExercise('01-etag-listener-leak');
+    const exercise = await loadExercise('01-seed-service-slows-down');
     const events: BenchEvent[] = [];
     const started = Date.now();
     const report = await runBench(exercise, [specFor(exercise, 'broken')], {

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MarkdownIt } from 'markdown-it';
 import type { Exercise } from '../exercises.ts';
 import { resolveExerciseId } from '../exercises.ts';
+import { currentIdOf } from '../former-ids.ts';
 import { nextExercise } from '../commands/list.ts';
 import { exerciseProgress, readProgress, updateExercise } from '../progress.ts';
 import { deckPage, listDecks, loadDeck } from './slides.ts';
@@ -126,7 +127,12 @@ const deck: Handler = (_ctx, _req, res, [id]) => {
   } catch (error) {
     throw new HttpError(500, `a deck could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!found) throw new HttpError(404, `no deck "${id}"; the decks are at /slides`);
+  if (!found) {
+    // A deck under an exercise's former id (former-ids.ts) moved with the exercise.
+    const current = currentIdOf(id!);
+    if (current && listDecks().some((d) => d.id === current)) return redirect(res, `/slides/${current}`);
+    throw new HttpError(404, `no deck "${id}"; the decks are at /slides`);
+  }
   sendHtml(res, 200, deckPage(id!, found, 'hub'));
 };
 

@@ -34,7 +34,7 @@ export interface DeckInfo {
 }
 
 export interface RenderOptions {
-  /** Names the deck in error messages, e.g. "slides/01-etag-listener-leak.md". */
+  /** Names the deck in error messages, e.g. "slides/01-seed-service-slows-down.md". */
   source?: string;
   /** Exercise folder names `::: demo NN` resolves against (default: the exercises/ folders). */
   exerciseIds?: string[];

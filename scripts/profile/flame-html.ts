@@ -6,7 +6,7 @@ import { escapeHtml } from '../html.ts';
 import { hottestFunctions, type Frame, type HotFunction } from './cpu-tree.ts';
 
 export interface FlameGraphInfo {
-  /** e.g. "01-etag-listener-leak: broken (as shipped)". */
+  /** e.g. "01-seed-service-slows-down: broken (as shipped)". */
   title: string;
   /** Short lines under the title: Node version, the load, how long the profile ran. */
   details: string[];

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AnswerContract, type AnswerSample } from '../../scripts/manifest.ts';
+
+const HEX_LENGTH = 10_000; // 5,000 random bytes as hex
+
+interface SeedBody {
+  data?: unknown;
+  url?: unknown;
+  ts?: unknown;
+}
+
+function seedOf(json: unknown): SeedBody {
+  return typeof json === 'object' && json !== null ? (json as SeedBody) : {};
+}
+
+/** A client reads `ts` as the time of the answer: seconds off, not a minute. */
+const TS_SLACK_MS = 5_000;
+
+/** What a client of /seed/v1 relies on in every answer, the probe's and the load's alike. */
+function seedProblems(status: number, contentType: string | null, json: unknown, path: string, receivedAt: number): string[] {
+  const problems: string[] = [];
+  const body = seedOf(json);
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) problems.push('the body is not JSON');
+  else {
+    if (!(typeof body.data === 'string' && body.data.length === HEX_LENGTH && /^[0-9a-f]+$/.test(body.data))) {
+      problems.push(`data is not 5,000 bytes as hex (${typeof body.data === 'string' ? `${body.data.length} characters` : JSON.stringify(body.data)?.slice(0, 40)})`);
+    }
+    if (body.url !== path) problems.push(`url ${JSON.stringify(body.url)?.slice(0, 60)}, not the URL requested`);
+    if (!(typeof body.ts === 'number' && Math.abs(receivedAt - body.ts) < TS_SLACK_MS)) problems.push(`ts ${JSON.stringify(body.ts)} is not the time of the answer`);
+  }
+  return problems;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const contract: AnswerContract = {
+  check: (answer: AnswerSample) => {
+    const problems = seedProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), '/seed/v1', answer.receivedAt);
+    if (answer.headers['cache-control'] !== 'public, max-age=120') problems.push(`Cache-Control ${JSON.stringify(answer.headers['cache-control'])}`);
+    return problems;
+  },
+  distinct: (answer) => (seedOf(parsed(answer.body)).data as string | undefined) ?? undefined,
+  distinctWhat: 'the seed data',
+};
+
+const ceilingContract: AnswerContract = {
+  check: (answer) => seedProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), '/seed/v1', answer.receivedAt),
+};
+
+/** Status, body shape, the request's own URL in the body, fresh data per request. */
+async function expectSeed(expect: Expectations, baseUrl: string, path: string): Promise<{ data?: string; etag: string | null }> {
+  const response = await fetchResponse(baseUrl + path);
+  const body = seedOf(response.json);
+  const problems = seedProblems(response.status, response.headers.get('content-type'), response.json, path, Date.now());
+  expect.expect(problems.length === 0, `GET ${path} answers 200 with the seed as JSON (data, url, ts)`, problems.join('; '));
+  expect.expect(
+    response.headers.get('cache-control') === 'public, max-age=120',
+    'Cache-Control is "public, max-age=120"',
+    `got ${JSON.stringify(response.headers.get('cache-control'))}`,
+  );
+  return { data: typeof body.data === 'string' ? body.data : undefined, etag: response.headers.get('etag') };
+}
+
+async function check(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  const path = `/seed/v1?probe=${randomUUID()}`;
+  const otherPath = `/seed/v1?probe=${randomUUID()}`;
+  const first = await expectSeed(expect, baseUrl, path);
+  const second = await expectSeed(expect, baseUrl, path);
+  const third = await expectSeed(expect, baseUrl, path);
+  const other = await expectSeed(expect, baseUrl, otherPath);
+  const seeds = [first.data, second.data, third.data, other.data];
+  expect.expect(new Set(seeds).size === seeds.length, 'every request gets fresh random data', 'some requests got the same data');
+  expect.expect(Boolean(second.etag), 'a repeated request for the same URL carries an ETag', 'no ETag header');
+  expect.expect(
+    Boolean(second.etag && third.etag && second.etag !== third.etag),
+    'the ETag changes when the body changes',
+    `ETags ${second.etag} then ${third.etag} for different bodies`,
+  );
+  return expect.result();
+}
+
+/** The ceiling serves the payload and nothing else: no ETag, no Cache-Control. */
+async function ceilingCheck(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  const response = await fetchResponse(`${baseUrl}/seed/v1`);
+  const body = seedOf(response.json);
+  expect.expect(response.status === 200, 'GET /seed/v1 answers 200', `got ${response.status}`);
+  expect.expect(typeof body.data === 'string' && body.data.length === HEX_LENGTH, 'data is 5,000 bytes as hex');
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '01-seed-service-slows-down',
+  title: 'The seed service that slows down',
+  caseStudy: {
+    company: 'nearForm',
+    article: 'Keeping Node.js fast: tools, techniques and tips for making high-performance Node.js servers (part 2)',
+    source: 'shared/seeds/003_2eb39058780a6558.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  ceilingFile: 'ceiling.ts',
+  load: {
+    path: '/seed/v1',
+    connections: 10,
+    warmupSeconds: 1,
+    durationSeconds: 5,
+    // The shipped server slows with every request it has served: a fixed number of rounds measures it at
+    // the same age in every run (more rounds would make it look worse, not the fix better).
+    turns: { seconds: 1, minRounds: 4, maxRounds: 4 },
+  },
+  check,
+  ceilingCheck,
+  contract,
+  ceilingContract,
+  stages: [
+    {
+      file: '1-fix-the-guard.ts',
+      title: 'fix the guard',
+      changes:
+        "The guard in attachAfterEvent compared the function itself with true, so it never returned and every request added one more 'after' listener. It now tests the boolean, and the line that set events.defaultMaxListeners to Infinity is gone so a leak like this warns again.",
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+    },
+    {
+      file: '2-etag-from-the-route.ts',
+      title: 'ETag from the route',
+      changes:
+        "No 'after' listener and no hashing: the route names the ETag from the seed bytes it just drew, and the middleware only sets Cache-Control. The middleware is less general (each route must supply its ETag), which is the trade-off.",
+      targets: [
+        { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.12 },
+        { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.65 },
+      ],
+    },
+  ],
+  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+  profile: {
+    lookFor:
+      "Use flame (or cpu). Most of the CPU time is not under the /seed/v1 route but under `emit`: the anonymous `after` listener that `attachAfterEvent` adds (line 24 of the shipped file), run once per listener for every response, about three quarters of all samples here. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+  },
+  hints: [
+    'Load the same server twice in a row (keep `npm run workshop -- run 01` running and run the autocannon line it prints twice): the longer it has been up, the slower it gets. What could grow with every request it has served? Then open the flame graph of `npm run workshop -- profile 01 --stage broken`: the widest stack is not the /seed/v1 route. Which event is being emitted, and by what?',
+    'Something is added on every request and never removed, and Node would warn about it, but `server.ts` has switched that warning off. Delete the line `events.defaultMaxListeners = Infinity`, then start the server with `npm run workshop -- run 01 --trace-warnings` and send it a dozen requests (`for i in $(seq 12); do curl -s -o /dev/null http://127.0.0.1:3000/seed/v1; done`). Read the `MaxListenersExceededWarning` and follow its stack down to your own code: the warning and its stack name the culprit.',
+    "Count them: add `console.log(server.listenerCount('after'));` inside the `/seed/v1` handler for a while and watch the number as you send requests. What number did you expect? One listener would do; how many are there, and what does each one do on every response?",
+    'Read the first line of attachAfterEvent. Which variable is meant to say "already attached", and which one does the guard actually look at?',
+    "The guard tests the function attachAfterEvent instead of the boolean afterEventAttached, so it never returns. Test the boolean and the server is ~100x faster. To go further: the 'after' listener still hashes the whole serialized body after every response; the route knows what it sends and can name the ETag itself.",
+  ],
+});

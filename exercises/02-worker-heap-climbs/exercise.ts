@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { inflateSync } from 'node:zlib';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import { listKeys, readObject, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
+
+/** Tasks the correctness probe runs (before the load and again after it). */
+const PROBE_TASKS = 2;
+/** The institution the load's tasks name (they name no taskId: the worker makes one per task). */
+const LOAD_INSTITUTION = 'ins_3';
+/** Timestamps a task records are read as the time it ran: seconds off, not a minute. */
+const CLOCK_SLACK_MS = 5_000;
+
+/**
+ * What a client of POST /tasks relies on in every answer, the probe's and the load's alike: the task's
+ * summary as JSON, naming the task it was given (or a new id when it was given none) and its institution.
+ */
+function summaryProblems(status: number, contentType: string | null, json: unknown, task: { taskId?: string; institution: string }): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  const body = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : undefined;
+  if (!body) return [...problems, 'the body is not a JSON object'];
+  const namesTask = task.taskId === undefined ? typeof body.taskId === 'string' && body.taskId.length > 0 : body.taskId === task.taskId;
+  if (!namesTask) problems.push(`taskId ${JSON.stringify(body.taskId)?.slice(0, 60)}, not ${task.taskId === undefined ? 'a new task id' : 'the task sent'}`);
+  if (body.institution !== task.institution) problems.push(`institution ${JSON.stringify(body.institution)?.slice(0, 60)}, not the task's ${JSON.stringify(task.institution)}`);
+  if (body.calls !== TRACE_ENTRIES) problems.push(`calls ${JSON.stringify(body.calls)?.slice(0, 40)}, not the task's ${TRACE_ENTRIES} bank calls`);
+  if (body.status !== 'done') problems.push(`status field ${JSON.stringify(body.status)?.slice(0, 40)}, not "done"`);
+  return problems;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every answer of the load is a new task's summary: a task id seen twice is an answer not worked for. */
+const contract: AnswerContract = {
+  check: (answer) => summaryProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), { institution: LOAD_INSTITUTION }),
+  distinct: (answer) => {
+    const taskId = (parsed(answer.body) as { taskId?: unknown } | undefined)?.taskId;
+    return typeof taskId === 'string' ? taskId : undefined;
+  },
+  distinctWhat: 'the task id',
+};
+
+/** Decodes a debugging payload as the replay tool would: base64, then inflate, then JSON. */
+function decodePayload(stored: string): { trace?: NetworkTrace; problem?: string } {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(stored)) return { problem: 'it is not base64' };
+  let json: string;
+  try {
+    json = inflateSync(Buffer.from(stored, 'base64')).toString('utf8');
+  } catch {
+    return { problem: 'its base64 does not inflate (it must be deflated, zlib format)' };
+  }
+  try {
+    return { trace: JSON.parse(json) as NetworkTrace };
+  } catch {
+    return { problem: 'it inflates to something that is not JSON' };
+  }
+}
+
+/**
+ * Checks one stored payload belongs to `taskId` and holds the whole trace; with `ran`, the span of the
+ * task's request, also that the trace says it started then.
+ */
+function expectPayload(expect: Expectations, stored: string, taskId: string, institution?: string, ran?: { from: number; to: number }): void {
+  const { trace, problem } = decodePayload(stored);
+  if (!expect.expect(Boolean(trace), 'the payload is deflated JSON as base64', problem)) return;
+  expect.expect(trace!.taskId === taskId, 'the payload names its task', `stored under ${taskId}, names ${JSON.stringify(trace!.taskId)}`);
+  if (institution) expect.expect(trace!.institution === institution, 'the payload names the institution', `got ${JSON.stringify(trace!.institution)}`);
+  if (ran) {
+    const started = typeof trace!.startedAt === 'string' ? Date.parse(trace!.startedAt) : NaN;
+    expect.expect(
+      started >= ran.from - CLOCK_SLACK_MS && started <= ran.to + CLOCK_SLACK_MS,
+      "the payload's startedAt is the time the task ran",
+      `startedAt ${JSON.stringify(trace!.startedAt)}, the task ran at ${new Date(ran.from).toISOString()}`,
+    );
+  }
+  const entries = Array.isArray(trace!.entries) ? trace!.entries : [];
+  expect.expect(
+    entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
+    `the payload holds the task's ${TRACE_ENTRIES} bank calls with their bodies`,
+    `got ${entries.length} entries`,
+  );
+}
+
+/** How long the probe waits for its payloads once no upload at all reaches the bucket. */
+const UPLOAD_QUIET_MS = 4000;
+
+/**
+ * Waits for the objects, all together. After the load a worker may still be uploading a backlog, and the
+ * probe's payloads are queued behind it: they get as long as uploads keep arriving (up to 90 s), and
+ * UPLOAD_QUIET_MS more. Returns each key's object, or undefined for one that never arrived.
+ */
+async function waitForObjects(s3: S3Context, keys: string[], limitMs = 90_000): Promise<Map<string, string | undefined>> {
+  const found = new Map<string, string | undefined>(keys.map((key) => [key, undefined]));
+  const started = Date.now();
+  let stored = await storedCount(s3).catch(() => -1);
+  let lastArrival = started;
+  for (;;) {
+    for (const key of keys.filter((k) => found.get(k) === undefined)) {
+      const object = await readObject(s3, key).catch(() => undefined);
+      if (object !== undefined) found.set(key, object);
+    }
+    const now = Date.now();
+    if (keys.every((k) => found.get(k) !== undefined) || now - lastArrival > UPLOAD_QUIET_MS || now - started > limitMs) return found;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const count = await storedCount(s3).catch(() => stored);
+    if (count !== stored) [stored, lastArrival] = [count, Date.now()];
+  }
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const s3 = services.s3;
+  if (!expect.expect(Boolean(s3), 'the S3 service is running')) return expect.result();
+  const tasks = Array.from({ length: PROBE_TASKS }, (_, i) => ({ taskId: `probe-${randomUUID()}`, institution: `ins_probe_${i}` }));
+  const ran = new Map<string, { from: number; to: number }>();
+  for (const task of tasks) {
+    const from = Date.now();
+    const response = await fetchResponse(`${baseUrl}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(task) });
+    ran.set(task.taskId, { from, to: Date.now() });
+    const problems = summaryProblems(response.status, response.headers.get('content-type'), response.json, task);
+    expect.expect(
+      problems.length === 0,
+      `POST /tasks answers 200 with the task's summary as JSON {taskId, institution, calls: ${TRACE_ENTRIES}, status: "done"}`,
+      `${problems.join('; ')}: ${response.text.slice(0, 120)}`,
+    );
+  }
+  const objects = await waitForObjects(s3!, tasks.map((task) => debugKey(task.taskId)));
+  for (const task of tasks) {
+    const stored = objects.get(debugKey(task.taskId));
+    const detail = `nothing at ${debugKey(task.taskId)}, and no upload reached the bucket for ${UPLOAD_QUIET_MS / 1000} s`;
+    if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", detail)) continue;
+    expectPayload(expect, stored!, task.taskId, task.institution, ran.get(task.taskId));
+  }
+  return expect.result();
+}
+
+/** After the load: every task answered has its payload in the bucket, none lost, and they decode. */
+async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const s3 = services.s3!;
+  // The bucket also holds the probes' payloads (before the load and after it); the count below leaves them out.
+  const settled = await waitForUploads(s3, answered + probeAnswers, { quietMs: 3000, limitMs: 90_000 });
+  const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));
+  // Requests still in flight when a phase of the load stopped may have been served without being counted.
+  const most = answered + inFlightAtMost;
+  expect.expect(
+    keys.length >= answered,
+    `every task answered under load has its payload in the bucket (${answered.toLocaleString('en-US')} answered, ${keys.length.toLocaleString('en-US')} stored, ` +
+      `the last ${(settled.waitedMs / 1000).toFixed(1)} s after the load stopped)`,
+    `${(answered - keys.length).toLocaleString('en-US')} of ${answered.toLocaleString('en-US')} are missing ${settled.settled ? '(no upload arrived for 3 s)' : 'after 90 s'}`,
+  );
+  expect.expect(keys.length <= most, 'no task uploaded twice', `${keys.length} payloads for at most ${most} tasks`);
+  for (const key of keys.slice(0, 3)) {
+    const taskId = key.slice('debug/'.length, key.indexOf('.json'));
+    expectPayload(expect, await readObject(s3, key), taskId);
+  }
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '02-worker-heap-climbs',
+  title: 'The worker whose heap climbs',
+  caseStudy: {
+    company: 'Plaid',
+    article: 'How we parallelized our Node service by 30x (Plaid engineering)',
+    source: 'shared/seeds/000_c44225373a6ac297.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
+  services: [{ kind: 's3', latencyMs: 200 }],
+  // Two heap samples a second: the heap's low points over a 6 s phase, in windows of 1.5 s.
+  probe: { sampleMs: 500 },
+  load: {
+    path: '/tasks',
+    method: 'POST',
+    body: JSON.stringify({ institution: LOAD_INSTITUTION }),
+    headers: { 'content-type': 'application/json' },
+    connections: 30,
+    warmupSeconds: 1,
+    durationSeconds: 6,
+    // One server after another: the floating uploads pile up only under sustained load and drain between
+    // turns. Taken within 3 s turns, the heap's slope read 0.29x to 1.25x the shipped server's for the
+    // shipped file itself, and a raised heap limit read below zero (see docs/measuring.md).
+    turns: false,
+  },
+  check,
+  contract,
+  afterLoad,
+  stages: [
+    {
+      file: '1-raise-the-heap-limit.ts',
+      title: 'raise the heap limit',
+      changes:
+        "The article's first move: --max-old-space-size from the container's 1,536 MB to 6,144 MB. The out-of-memory crash goes away because the heap has room to climb for longer; the climb itself is unchanged. Its target says so: the heap still grows at least 0.4x as fast as the broken server's (the same code, so about 1x, give or take the noise of a 12-second run). Nothing in the code changed.",
+      targets: [{ metric: 'heapGrowth', against: 'broken', atLeast: 0.4 }],
+    },
+    {
+      file: '2-size-the-agent.ts',
+      title: 'size the S3 agent',
+      changes:
+        "The S3 client's default HTTP handler allows 50 sockets to a host; with hundreds of tasks a second and a 200 ms upload, the 51st upload waits in the agent's queue with its payload. An agent with 512 sockets lets the uploads go out as fast as they come, and the heap stops piling them up. The upload still floats: if S3 slows down, the pile comes back.",
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.3 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+      ],
+    },
+    {
+      file: '3-bound-the-uploads.ts',
+      title: 'bound the uploads',
+      changes:
+        'The upload no longer floats unbounded: at most 128 run at once, and a task waits for a free slot before it answers. When S3 is slow the worker slows with it instead of stacking payloads on its heap, and every payload is still uploaded (the after-load check counts them in the bucket).',
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+  ],
+  profile: {
+    lookFor:
+      "Use heap (clinic heapprofiler; it works on Node 22 and 24, and on Node 20 the command falls back to cpu). Of the memory still held when the load ends, over 200 MB after 12 s here, about half is base64 strings (`toString` under `compress`) and a fifth the network traces (`recordTrace` in trace.ts): the payloads of uploads nobody awaited, each kept until it gets one of the SDK's 50 sockets to S3. In cpu or flame the same bug is only CPU spent in the AWS SDK (about a third of the samples), `node:zlib` and `(garbage collector)`, which does not say that memory piles up.",
+  },
+  hints: [
+    'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',
+    'The growth is work left over after each answer. Find what the route starts but does not wait for (a linter would call it a floating promise), and count how many of those are still pending when the load stops.',
+    'The pending uploads are not slow to compress; they are waiting for a socket. What is the default maxSockets of the AWS SDK v3 HTTP handler, and how many uploads a second does this worker start?',
+    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. Then bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots, and a task waits for a free slot before it answers.",
+  ],
+});

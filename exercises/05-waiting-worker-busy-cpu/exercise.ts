@@ -1,0 +1,431 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+
+const REDACTED = '[Redacted]';
+const MESSAGES = ['task received', 'bank login', 'bank answered', 'transactions fetched', 'task done'];
+/** How long the probe waits for log lines to reach the file (a logger may buffer and write later). */
+const FLUSH_WAIT_MS = 5000;
+/** A line's time is read as the moment it was logged: seconds off, not a minute. */
+const CLOCK_SLACK_MS = 5000;
+/** The bank (in server.ts) sends this many transactions per account, and the answer counts them. */
+const TRANSACTIONS_PER_ACCOUNT = 25;
+
+interface Account {
+  id: string;
+  type: string;
+  name: string;
+  mask: string;
+  number: string;
+}
+
+interface Task {
+  taskId: string;
+  institution: { id: string; name: string };
+  accessToken: string;
+  credentials: { username: string; password: string; mfa: { question: string; answer: string } };
+  accounts: Account[];
+}
+
+interface Sent {
+  task: Task;
+  bearer: string;
+  requestId: string;
+}
+
+const b64 = (bytes: number) => randomBytes(bytes).toString('base64url');
+
+/** A 16-digit card number that passes the Luhn check, as a real one would. */
+function cardNumber(): string {
+  const digits = [4, ...Array.from({ length: 14 }, () => Math.floor(Math.random() * 10))];
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    // Double every second digit counting from the check digit, which comes next.
+    let d = digits[digits.length - 1 - i]!;
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return digits.join('') + String((10 - (sum % 10)) % 10);
+}
+
+const INSTITUTIONS = [
+  { id: 'ins_109508', name: 'First Platypus Bank' },
+  { id: 'ins_109509', name: 'Tartan Bank' },
+  { id: 'ins_109510', name: 'Houndstooth Bank' },
+];
+
+/** A refresh task as the scheduler sends it, with fresh secrets. */
+function makeTask(accounts: number): Sent {
+  const institution = INSTITUTIONS[Math.floor(Math.random() * INSTITUTIONS.length)]!;
+  const task: Task = {
+    taskId: `task_${b64(12)}`,
+    institution,
+    accessToken: `access-sandbox-${randomUUID()}`,
+    credentials: {
+      username: `user_${b64(6)}`,
+      password: `pw_${b64(15)}`,
+      mfa: { question: 'What was the name of your first pet?', answer: `pet_${b64(9)}` },
+    },
+    accounts: Array.from({ length: accounts }, (_, i) => {
+      const number = cardNumber();
+      return { id: `acc_${b64(12)}`, type: i === 0 ? 'depository' : 'credit', name: i === 0 ? 'Everyday Checking' : `Rewards Card ${i}`, mask: number.slice(-4), number };
+    }),
+  };
+  return { task, bearer: b64(24), requestId: randomUUID() };
+}
+
+function headersOf(sent: Sent): Record<string, string> {
+  return { 'content-type': 'application/json', authorization: `Bearer ${sent.bearer}`, 'x-request-id': sent.requestId };
+}
+
+/** The secrets of a task, each with where it is logged, for the failure messages. */
+function secretsOf(sent: Sent): { label: string; value: string }[] {
+  return [
+    { label: 'the Authorization header (request.headers.authorization)', value: sent.bearer },
+    { label: 'the access token (task.accessToken, accessToken)', value: sent.task.accessToken },
+    { label: 'the password (task.credentials.password, credentials.password)', value: sent.task.credentials.password },
+    { label: 'the MFA answer (task.credentials.mfa.answer, credentials.mfa.answer)', value: sent.task.credentials.mfa.answer },
+    ...sent.task.accounts.map((a, i) => ({ label: `account ${i}'s number (task.accounts[${i}].number, accounts[${i}].number)`, value: a.number })),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading the log
+// ---------------------------------------------------------------------------------------------------
+
+type Line = Record<string, unknown>;
+
+function at(value: unknown, path: string): unknown {
+  let here = value;
+  for (const key of path.split('.')) {
+    if (here === null || typeof here !== 'object') return undefined;
+    here = (here as Record<string, unknown>)[key];
+  }
+  return here;
+}
+
+interface LogRead {
+  text: string;
+  lines: Line[];
+  unparsable: string[];
+}
+
+async function readLog(file: string): Promise<LogRead> {
+  const text = await readFile(file, 'utf8');
+  const lines: Line[] = [];
+  const unparsable: string[] = [];
+  // Only complete lines: the last one may still be on its way.
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  for (const raw of complete.split('\n')) {
+    if (!raw.trim()) continue;
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) lines.push(parsed as Line);
+      else unparsable.push(raw);
+    } catch {
+      unparsable.push(raw);
+    }
+  }
+  return { text, lines, unparsable };
+}
+
+/** Reads the log until every task has written its last line, or the wait is over. */
+async function readLogOf(file: string, taskIds: string[]): Promise<LogRead> {
+  const deadline = Date.now() + FLUSH_WAIT_MS;
+  for (;;) {
+    const log = await readLog(file);
+    const done = new Set(log.lines.filter((l) => l.msg === 'task done').map((l) => l.taskId));
+    if (taskIds.every((t) => done.has(t)) || Date.now() > deadline) return log;
+    await sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The correctness probe
+// ---------------------------------------------------------------------------------------------------
+
+function short(value: unknown): string {
+  return (JSON.stringify(value) ?? String(value)).slice(0, 120);
+}
+
+/** One thing a client relies on in an answer, kept or not; `what` is the same words for every answer. */
+interface Finding {
+  ok: boolean;
+  what: string;
+  detail?: string;
+}
+
+/**
+ * What the scheduler relies on in the answer to a task, the probe's and the load's alike: 200, JSON,
+ * the task's id, each account with its mask and a balance, the count of the bank's transactions, and
+ * none of the task's secrets.
+ */
+function answerFindings(status: number, contentType: string | null, json: unknown, text: string, sent: Sent): Finding[] {
+  const { task } = sent;
+  const body = (typeof json === 'object' && json !== null ? json : {}) as { taskId?: unknown; accounts?: unknown; transactions?: unknown };
+  const accounts = Array.isArray(body.accounts) ? (body.accounts as unknown[]) : [];
+  const transactions = TRANSACTIONS_PER_ACCOUNT * task.accounts.length;
+  const leaked = secretsOf(sent).find((secret) => text.includes(secret.value));
+  return [
+    { ok: status === 200, what: 'POST /tasks answers 200', detail: `got ${status}: ${text.slice(0, 120)}` },
+    { ok: /^application\/json\b/.test(contentType ?? ''), what: 'the answer is JSON with Content-Type application/json', detail: `got ${JSON.stringify(contentType)}` },
+    { ok: body.taskId === task.taskId, what: 'the answer names its task', detail: `got ${short(body.taskId)}` },
+    {
+      ok:
+        accounts.length === task.accounts.length &&
+        task.accounts.every((a, j) => at(accounts[j], 'id') === a.id && at(accounts[j], 'mask') === a.mask && typeof at(accounts[j], 'balance.available') === 'number'),
+      what: 'the answer lists each account with its mask and balance',
+      detail: short(body.accounts),
+    },
+    {
+      ok: body.transactions === transactions,
+      what: `the answer counts the transactions the bank sent (${TRANSACTIONS_PER_ACCOUNT} per account)`,
+      detail: `got ${short(body.transactions)}, expected ${transactions}`,
+    },
+    { ok: leaked === undefined, what: 'no secret is sent back in the answer', detail: leaked?.label },
+  ];
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const logFile = services.logFile;
+  if (!expect.expect(Boolean(logFile), 'the harness gave the server a log file (LOG_FILE)')) return expect.result();
+
+  const sent = [makeTask(1), makeTask(2), makeTask(3), makeTask(2)];
+  const sentAt = Date.now();
+  const answers = await Promise.all(
+    sent.map((s) => fetchResponse(`${baseUrl}/tasks`, { method: 'POST', headers: headersOf(s), body: JSON.stringify(s.task) })),
+  );
+  const answeredAt = Date.now();
+
+  // The answers
+  const counts = new Map<string, number>();
+  answers.forEach((answer, i) => {
+    for (const { ok, what, detail } of answerFindings(answer.status, answer.headers.get('content-type'), answer.json, answer.text, sent[i]!)) expect.expect(ok, what, detail);
+    const { transactions } = (answer.json ?? {}) as { transactions?: unknown };
+    counts.set(sent[i]!.task.taskId, typeof transactions === 'number' ? transactions : -1);
+  });
+
+  // The log
+  const log = await readLogOf(logFile!, sent.map((s) => s.task.taskId));
+  expect.expect(log.unparsable.length === 0, 'every log line is one JSON object', `not JSON: ${log.unparsable[0]?.slice(0, 120)}`);
+  for (const s of sent) {
+    for (const secret of secretsOf(s)) {
+      const where = log.text.indexOf(secret.value);
+      expect.expect(where < 0, `no secret appears in the log: ${secret.label}`, `found at byte ${where}: ...${log.text.slice(Math.max(0, where - 60), where + secret.value.length + 10)}...`);
+    }
+  }
+
+  for (const [i, s] of sent.entries()) {
+    const { task } = s;
+    const lines = log.lines.filter((l) => l.taskId === task.taskId);
+    const found = lines.map((l) => l.msg);
+    const complete = expect.expect(
+      found.length === MESSAGES.length && MESSAGES.every((m, j) => found[j] === m),
+      `every task writes its ${MESSAGES.length} lines, in order (${MESSAGES.join(', ')})`,
+      `task ${i} wrote ${short(found)}`,
+    );
+    if (!complete) continue;
+    const [received, login, answered, fetched, done] = lines as [Line, Line, Line, Line, Line];
+    const field = (line: Line, path: string, expected: unknown, what: string) =>
+      expect.expect(at(line, path) === expected, `"${line.msg}" logs ${what}`, `${path} is ${short(at(line, path))}, expected ${short(expected)}`);
+    const redacted = (line: Line, path: string) =>
+      expect.expect(at(line, path) === REDACTED, `"${line.msg}" shows ${path} as "${REDACTED}"`, `${path} is ${short(at(line, path))}`);
+
+    for (const line of lines) {
+      expect.expect(
+        line.level === 30 &&
+          typeof line.time === 'number' &&
+          line.time >= sentAt - CLOCK_SLACK_MS &&
+          line.time <= answeredAt + CLOCK_SLACK_MS &&
+          typeof line.pid === 'number' &&
+          typeof line.hostname === 'string',
+        'every line has level 30 (info), time in ms (when the task ran, give or take 5 s), pid and hostname',
+        short({ level: line.level, time: line.time, pid: line.pid, hostname: line.hostname }),
+      );
+    }
+
+    field(received, 'request.method', 'POST', 'the request method');
+    field(received, 'request.url', '/tasks', 'the request URL');
+    field(received, 'request.headers.x-request-id', s.requestId, "the request's x-request-id header");
+    field(received, 'request.headers.content-type', 'application/json', "the request's content-type header");
+    redacted(received, 'request.headers.authorization');
+    field(received, 'task.taskId', task.taskId, 'the task id');
+    field(received, 'task.institution.id', task.institution.id, 'the institution id');
+    field(received, 'task.institution.name', task.institution.name, 'the institution name');
+    field(received, 'task.credentials.username', task.credentials.username, 'the username');
+    field(received, 'task.credentials.mfa.question', task.credentials.mfa.question, 'the MFA question');
+    redacted(received, 'task.accessToken');
+    redacted(received, 'task.credentials.password');
+    redacted(received, 'task.credentials.mfa.answer');
+    task.accounts.forEach((a, j) => {
+      field(received, `task.accounts.${j}.id`, a.id, 'each account id');
+      field(received, `task.accounts.${j}.mask`, a.mask, 'each account mask');
+      field(received, `task.accounts.${j}.name`, a.name, 'each account name');
+      redacted(received, `task.accounts.${j}.number`);
+    });
+
+    field(login, 'institution.id', task.institution.id, 'the institution id');
+    field(login, 'institution.name', task.institution.name, 'the institution name');
+    field(login, 'credentials.username', task.credentials.username, 'the username');
+    field(login, 'credentials.mfa.question', task.credentials.mfa.question, 'the MFA question');
+    redacted(login, 'credentials.password');
+    redacted(login, 'credentials.mfa.answer');
+
+    field(answered, 'institution.id', task.institution.id, 'the institution id');
+    field(answered, 'status', 200, "the bank's status");
+    expect.expect(typeof at(answered, 'session.id') === 'string', '"bank answered" logs the session id', short(at(answered, 'session')));
+    redacted(answered, 'session.token');
+    const loggedAccounts = at(answered, 'accounts');
+    expect.expect(Array.isArray(loggedAccounts) && loggedAccounts.length === task.accounts.length, '"bank answered" logs every account', short(loggedAccounts));
+    task.accounts.forEach((a, j) => {
+      field(answered, `accounts.${j}.id`, a.id, 'each account id');
+      field(answered, `accounts.${j}.mask`, a.mask, 'each account mask');
+      field(answered, `accounts.${j}.type`, a.type, 'each account type');
+      expect.expect(typeof at(answered, `accounts.${j}.balance.available`) === 'number', '"bank answered" logs each balance', short(at(answered, `accounts.${j}`)));
+      redacted(answered, `accounts.${j}.number`);
+    });
+
+    const count = counts.get(task.taskId);
+    field(fetched, 'count', count, 'how many transactions were fetched');
+    redacted(fetched, 'accessToken');
+    const logged = at(fetched, 'response.transactions');
+    const accountIds = new Set(task.accounts.map((a) => a.id));
+    expect.expect(
+      Array.isArray(logged) &&
+        logged.length === count &&
+        typeof at(fetched, 'response.bytes') === 'number' &&
+        logged.every(
+          (t) =>
+            typeof at(t, 'transaction_id') === 'string' &&
+            accountIds.has(at(t, 'account_id') as string) &&
+            typeof at(t, 'date') === 'string' &&
+            typeof at(t, 'amount') === 'number' &&
+            typeof at(t, 'name') === 'string' &&
+            Array.isArray(at(t, 'category')) &&
+            typeof at(t, 'pending') === 'boolean',
+        ),
+      '"transactions fetched" logs the page size and every transaction (transaction_id, account_id, date, amount, name, category, pending)',
+      short(at(fetched, 'response')),
+    );
+
+    expect.expect(typeof done.durationMs === 'number' && done.durationMs >= 0, '"task done" logs the duration', short(done.durationMs));
+    field(done, 'accounts', task.accounts.length, 'how many accounts');
+    field(done, 'transactions', count, 'how many transactions');
+  }
+  return expect.result();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// After the load: every task the load got an answer for has its lines in the log, and no secret of the
+// load's task is there. (A logger that keeps up only by writing less is not faster.)
+// ---------------------------------------------------------------------------------------------------
+
+const LOAD = makeTask(2);
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The load sends one task again and again; each run asks the bank again, which draws new balances. The
+ * balances seen twice are a task answered without the bank (4 figures of 500,001 values each: no honest
+ * repeat among a few hundred answers).
+ */
+const contract: AnswerContract = {
+  check: (answer) =>
+    answerFindings(answer.status, answer.headers['content-type'] ?? null, parseJson(answer.body), answer.body, LOAD)
+      .filter((f) => !f.ok)
+      .map((f) => f.what),
+  distinct: (answer) => {
+    const accounts = (parseJson(answer.body) as { accounts?: unknown } | undefined)?.accounts;
+    if (!Array.isArray(accounts)) return undefined;
+    return accounts.map((a) => `${short(at(a, 'balance.available'))}/${short(at(a, 'balance.current'))}`).join(' ');
+  },
+  distinctWhat: 'the set of balances',
+};
+
+async function countLines(file: string): Promise<number> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(1 << 20);
+    let lines = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return lines;
+      for (let i = buffer.indexOf(10, 0); i >= 0 && i < bytesRead; i = buffer.indexOf(10, i + 1)) lines++;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+async function afterLoad({ services, answered }: AfterLoadContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const logFile = services.logFile!;
+  const wanted = answered * MESSAGES.length;
+  const deadline = Date.now() + FLUSH_WAIT_MS;
+  let lines = await countLines(logFile);
+  while (lines < wanted && Date.now() < deadline) {
+    await sleep(200);
+    lines = await countLines(logFile);
+  }
+  expect.expect(lines >= wanted, `every task under load wrote its ${MESSAGES.length} lines`, `${answered} tasks answered, ${lines} lines in the log, expected at least ${wanted}`);
+  const text = await readFile(logFile);
+  for (const secret of secretsOf(LOAD)) {
+    expect.expect(text.indexOf(secret.value) < 0, `no secret of the load's task appears in the log: ${secret.label}`);
+  }
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '05-waiting-worker-busy-cpu',
+  title: 'The waiting worker that keeps its CPU busy',
+  caseStudy: {
+    company: 'Plaid',
+    article: 'How we parallelized our Node.js service by 30x (German translation)',
+    source: 'shared/seeds/000_c44225373a6ac297.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  services: [{ kind: 'log-file' }],
+  load: {
+    path: '/tasks',
+    method: 'POST',
+    body: JSON.stringify(LOAD.task),
+    headers: headersOf(LOAD),
+    connections: 60,
+    warmupSeconds: 1,
+    durationSeconds: 6,
+  },
+  check,
+  contract,
+  afterLoad,
+  stages: [
+    {
+      file: '1-pino-with-redaction-paths.ts',
+      title: 'pino with redaction paths',
+      changes:
+        "The hand-made logger is replaced by pino with `redact: { paths: [...], censor: '[Redacted]' }` and `pino.destination(LOG_FILE)`. The old logger deep-copied every context object, tested every key against eight patterns, ran eight more regular expressions over every key and string, escaped every string with two more, and built each line by concatenation: about 900 keys and strings and some 13,000 regular-expression calls per task, most of them for the transactions page. pino serializes each line once with JSON.stringify, and its redaction visits only the ten paths named at start-up. The log calls and the lines they write are unchanged. The worker now does ~2.6x the shipped one's tasks/s, close to what the bank's latency allows; an asynchronous destination and a child logger per task were measured as stage 2 candidates and gained nothing.",
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
+    },
+  ],
+  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
+  profile: {
+    lookFor:
+      "Use flame or cpu and search for `info` or `redact`: the hand-made logger (`write`, `redact`, `scrubString`, `isSecretKey`, `toJson`, `escapeJson`) holds about half of all samples here, over fifteen times the route's own work in `bankRefresh`. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",
+  },
+  hints: [
+    'Compare the figures with what the bank allows. With 60 tasks at a time and a ~20 ms bank, the worker could finish about 2,600 tasks a second; the shipped one does about a third of that, and its p50 latency is more than three times the bank\'s. Watch `top` while it runs under load (`npm run workshop -- run 05 --load`): the node process uses ~70% of one core, for a worker that should mostly wait. The bank is not the limit: every millisecond the event loop spends on one task delays the other 29.',
+    'Profile it under load and find the widest frames (README.md, "How to see it", gives the commands). Search the flame graph for "Logger": how much of the CPU is under Logger.info, and how much of that is redacting and formatting rather than writing?',
+    'Count what Logger.write touches for one task. Every line is deep-copied (JSON.parse of JSON.stringify), then every key is tested against SECRET_KEYS and run through eight SECRET_PATTERNS, every string is run through the eight patterns and escaped by two more, and the line is built by hand. The "transactions fetched" line alone carries 50 transactions of 8 fields each. Each regular expression is fast on its own; about 13,000 of them per task (~900 keys and strings, each meeting 10 to 18 patterns) are not.',
+    "pino 10.4.0 is installed. `pino(options, pino.destination(process.env.LOG_FILE ?? 1))` writes one JSON line per call, `log.info(fields, msg)` takes the same arguments as this file's logger, and the lines have the same shape (level 30, time, pid, hostname, your fields, msg). Its `redact` option takes the paths of the secrets, e.g. 'credentials.password' or 'accounts[*].number', and its default censor is already \"[Redacted]\".",
+    'Name every secret by its path, in every line that carries it. Read each log.info call: the Authorization header sits under request.headers; the logged task carries accessToken, credentials.password, credentials.mfa.answer and each account\'s number; "bank login" has its own credentials; "bank answered" has session.token and the accounts\' numbers; "transactions fetched" has accessToken. Ten paths in all. If you miss one, the probe names the secret it found in the log.',
+  ],
+});

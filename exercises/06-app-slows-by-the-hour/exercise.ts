@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Expectations, fetchResponse, type CheckResult, type FetchedResponse } from '../../scripts/check.ts';
+import { defineExercise, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import type { RouteTableContext } from '../../scripts/services/route-table.ts';
+import { CATALOGUE, DEFAULT_ROUTES_FILE, PUBLIC_DIR, pageView, readRouteTable, rowView, type RouteEntry } from './site.ts';
+
+/** How long a change to the route table may take to be served: the server re-reads it every 50 ms. */
+const CHANGE_WAIT_MS = 2000;
+/** Reloads the probe waits for before it checks anything, so it checks a server that has reloaded. */
+const RELOADS_FIRST = 5;
+
+/** The static files the site's pages load, with the content type each must be served with. */
+const STATIC_FILES = [
+  { url: '/', file: 'index.html', type: 'text/html' },
+  { url: '/app.js', file: 'app.js', type: 'javascript' },
+  { url: '/styles.css', file: 'styles.css', type: 'text/css' },
+  { url: '/img/logo.svg', file: 'img/logo.svg', type: 'image/svg+xml' },
+  { url: '/robots.txt', file: 'robots.txt', type: 'text/plain' },
+];
+
+interface RouteStatus {
+  reloads: number;
+  revision: number;
+  layers: number;
+}
+
+async function routeStatus(baseUrl: string): Promise<RouteStatus | undefined> {
+  const response = await fetchResponse(`${baseUrl}/_routes`);
+  const body = response.json as Partial<RouteStatus> | undefined;
+  if (response.status !== 200 || !body) return undefined;
+  const { reloads, revision, layers } = body;
+  return [reloads, revision, layers].every((n) => Number.isInteger(n)) ? { reloads: reloads!, revision: revision!, layers: layers! } : undefined;
+}
+
+/** Asks again until `done` holds for the answer or the wait is over; returns the last answer. */
+async function until(url: string, done: (response: FetchedResponse) => boolean): Promise<FetchedResponse> {
+  const deadline = Date.now() + CHANGE_WAIT_MS;
+  for (;;) {
+    const response = await fetchResponse(url);
+    if (done(response) || Date.now() > deadline) return response;
+    await sleep(20);
+  }
+}
+
+function short(text: string): string {
+  return text.length > 140 ? `${text.slice(0, 140)}...` : text;
+}
+
+/** What the load asks for: the home page, with the rows of the shipped table (the probe never changes them). */
+const HOME_ROWS = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => entry.path === '/api/pages/home')?.rows ?? [];
+
+/**
+ * What a client of a page route relies on in every answer, the probe's and the load's alike: 200, JSON
+ * that says so in its Content-Type, and exactly the page its rows make, from some revision of the table.
+ * The page has no timestamp and is the same for every request of one revision: nothing to hold fresh here;
+ * the probe (again after the load) checks that a change to the table reaches the answers.
+ */
+function pageProblems(status: number, contentType: string | null, json: unknown, page: string, rows: string[]): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) return [...problems, 'the body is not JSON'];
+  const body = (typeof json === 'object' && json !== null ? json : {}) as { page?: unknown; revision?: unknown; rows?: unknown };
+  if (body.page !== page) problems.push(`page ${JSON.stringify(body.page)}, not "${page}"`);
+  if (!(typeof body.revision === 'number' && Number.isInteger(body.revision) && body.revision > 0)) {
+    problems.push(`revision ${JSON.stringify(body.revision)} is not a revision of the route table`);
+  } else if (JSON.stringify(json) !== JSON.stringify(pageView(page, rows, body.revision))) {
+    const got = Array.isArray(body.rows)
+      ? `${body.rows.length} rows, ${body.rows.reduce((sum: number, row: { titles?: unknown }) => sum + (Array.isArray(row?.titles) ? row.titles.length : 0), 0)} titles`
+      : `rows ${JSON.stringify(body.rows)?.slice(0, 40)}`;
+    problems.push(`not the rows ${rows.join(', ')} with their 10 titles each (got ${got})`);
+  }
+  return problems;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const contract: AnswerContract = {
+  check: (answer) => pageProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), 'home', HOME_ROWS),
+};
+
+/** The page route's answer is exactly the page its rows make, built from revision `atLeast` or later. */
+function expectPage(expect: Expectations, response: FetchedResponse, page: string, rows: string[], what: string, atLeast = 0): void {
+  const body = response.json as { revision?: unknown } | undefined;
+  const revision = typeof body?.revision === 'number' ? body.revision : -1;
+  const problems = pageProblems(response.status, response.headers.get('content-type'), response.json, page, rows);
+  expect.expect(problems.length === 0, what, `${problems.join('; ')}: got ${response.status} ${short(response.text)}`);
+  if (problems.length === 0) {
+    expect.expect(
+      revision >= atLeast,
+      `${what}, from the latest route table`,
+      `the answer was built from revision ${revision}, the change was published as revision ${atLeast}`,
+    );
+  }
+}
+
+async function expectStaticFiles(expect: Expectations, baseUrl: string, when: string): Promise<void> {
+  for (const { url, file, type } of STATIC_FILES) {
+    const response = await fetchResponse(`${baseUrl}${url}`);
+    const disk = readFileSync(path.join(PUBLIC_DIR, file), 'utf8');
+    const contentType = response.headers.get('content-type') ?? '';
+    expect.expect(
+      response.status === 200 && response.text === disk && contentType.includes(type),
+      `GET ${url} serves public/${file} (${type}) ${when}`,
+      `got ${response.status}, ${contentType || 'no content type'}, ${response.text.length} characters (the file has ${disk.length})`,
+    );
+  }
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const table: RouteTableContext | undefined = services.routeTable;
+  if (!expect.expect(Boolean(table), 'the route table service is running')) return expect.result();
+
+  // A server that has reloaded its table a few times: the bug only shows after reloads.
+  const waitUntil = Date.now() + 5000;
+  let status = await routeStatus(baseUrl);
+  while ((status?.reloads ?? 0) < RELOADS_FIRST && Date.now() < waitUntil) {
+    await sleep(25);
+    status = await routeStatus(baseUrl);
+  }
+  expect.expect(
+    status !== undefined,
+    'GET /_routes answers { reloads, revision, layers, routes }',
+    'it did not answer 200 with whole numbers for reloads, revision and layers',
+  );
+  expect.expect((status?.reloads ?? 0) >= RELOADS_FIRST, `the server reloads its route table (${RELOADS_FIRST} reloads within 5 s)`, `reloads: ${status?.reloads}`);
+
+  await expectStaticFiles(expect, baseUrl, 'after reloads');
+  const missing = await fetchResponse(`${baseUrl}/no-such-file.css`);
+  expect.expect(missing.status === 404, 'a file that is not in public/ answers 404', `got ${missing.status}`);
+
+  // The API routes of the shipped table.
+  const shipped = table!.current().routes as unknown as RouteEntry[];
+  for (const entry of shipped.filter((e) => e.handler === 'page')) {
+    const page = entry.path.slice(entry.path.lastIndexOf('/') + 1);
+    expectPage(expect, await fetchResponse(`${baseUrl}${entry.path}`), page, entry.rows ?? [], `GET ${entry.path} answers its page`);
+  }
+  const rowIds = [...CATALOGUE.rows.keys()];
+  const titleIds = [...CATALOGUE.titles.keys()];
+  for (const rowId of [rowIds[3]!, rowIds[11]!]) {
+    const response = await fetchResponse(`${baseUrl}/api/rows/${rowId}`);
+    expect.expect(response.text === JSON.stringify(rowView(rowId)), `GET /api/rows/:rowId answers the row`, `${rowId}: got ${response.status} ${short(response.text)}`);
+  }
+  for (const titleId of [titleIds[7]!, titleIds[100]!]) {
+    const response = await fetchResponse(`${baseUrl}/api/titles/${titleId}`);
+    expect.expect(response.text === JSON.stringify(CATALOGUE.titles.get(titleId)), 'GET /api/titles/:titleId answers the title', `${titleId}: got ${response.status} ${short(response.text)}`);
+  }
+  const noTitle = await fetchResponse(`${baseUrl}/api/titles/t0`);
+  expect.expect(noTitle.status === 404, 'an unknown title answers 404', `got ${noTitle.status}`);
+
+  // The table changes while the server runs: a page is added, changed, then removed.
+  const page = `probe-${randomBytes(4).toString('hex')}`;
+  const url = `${baseUrl}/api/pages/${page}`;
+  const first = [rowIds[5]!, rowIds[9]!];
+  const second = [rowIds[14]!];
+  const isPage = (rows: string[]) => (r: FetchedResponse) =>
+    r.status === 200 && JSON.stringify((r.json as { rows?: { id: string }[] }).rows?.map((row) => row.id)) === JSON.stringify(rows);
+
+  const added = table!.update((routes) => [...routes, { path: `/api/pages/${page}`, handler: 'page', rows: first }]);
+  expectPage(expect, await until(url, isPage(first)), page, first, `a page added to the route table is served within ${CHANGE_WAIT_MS / 1000} s`, added);
+
+  const changed = table!.update((routes) => routes.map((r) => (r.path === `/api/pages/${page}` ? { ...r, rows: second } : r)));
+  expectPage(expect, await until(url, isPage(second)), page, second, `a changed route serves its new rows within ${CHANGE_WAIT_MS / 1000} s`, changed);
+
+  const removedIn = table!.update((routes) => routes.filter((r) => r.path !== `/api/pages/${page}`));
+  const removed = await until(url, (r) => r.status === 404);
+  expect.expect(removed.status === 404, `a route removed from the route table answers 404 within ${CHANGE_WAIT_MS / 1000} s`, `got ${removed.status}: ${short(removed.text)}`);
+
+  // Still whole after the changes.
+  await expectStaticFiles(expect, baseUrl, 'after the table changed');
+  const home = shipped.find((e) => e.path === '/api/pages/home')!;
+  // Once the removal is served, the home page comes from that table or a later one, not a kept copy.
+  expectPage(expect, await fetchResponse(`${baseUrl}/api/pages/home`), 'home', home.rows ?? [], 'GET /api/pages/home answers its page after the table changed', removedIn);
+  const later = await routeStatus(baseUrl);
+  expect.expect((later?.reloads ?? 0) > (status?.reloads ?? 0), 'the reload count goes up', `${status?.reloads} then ${later?.reloads}`);
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '06-app-slows-by-the-hour',
+  title: 'The web app that slows down by the hour',
+  caseStudy: {
+    company: 'Netflix',
+    article: 'Node.js in Flames (Netflix Technology Blog, Yunong Xiao; Japanese translation)',
+    source: 'shared/seeds/002_acddd4b0b7541364.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // The site's configuration service: it publishes the route table with a new revision every 50 ms.
+  services: [{ kind: 'route-table', source: DEFAULT_ROUTES_FILE, publishEveryMs: 50 }],
+  load: {
+    path: '/api/pages/home',
+    connections: 10,
+    warmupSeconds: 2,
+    durationSeconds: 12,
+    // The shipped server slows with every reload, 20 a second, whether loaded or not: every server starts
+    // together and the rounds are fixed, so each run compares them at the same ages.
+    turns: { seconds: 1, minRounds: 5, maxRounds: 5 },
+    // throughputKept: then a fresh copy of the same file beside it, the two loaded in turns, 3 s each.
+    freshCopy: { pairs: 3 },
+  },
+  check,
+  contract,
+  stages: [
+    {
+      file: '1-replace-the-router.ts',
+      title: 'replace the router',
+      changes:
+        "Each reload used to mount the whole site again: it removed the old API routes (the layers with a `.route`) but not the static-file middleware, so every reload left one more `express.static` layer in front of the API, 20 a second here. Every API request walked all of them, and each one asked the disk (an `fs.stat` through the libuv threadpool) for a file named like the API path, got ENOENT and called `next()`. Now the static files and a single dispatching layer are mounted once, at start, and a reload builds a fresh `express.Router()` from the new table and swaps it in with one assignment: requests already on their way finish on the router they started with, and the app's stack stays at 3 layers plus the table's routes however long it runs.",
+      targets: [
+        { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
+  ],
+  profile: {
+    lookFor:
+      "Use flame or cpu: about three quarters of the samples sit under the router's `next` and `handle` in `serveStatic` and send's `SendStream`, and the hottest frame of all is the native `stat`. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is a few percent. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
+  },
+  hints: [
+    'Watch the trend, not the average: `npm run workshop -- run 06 --load` shows, while it runs, the requests answered in the last second (`--json` lists every second). With the same load, does the server stay as fast as it was in its first seconds? Then ask it how it is doing: `curl -s http://127.0.0.1:3000/_routes` a few times while it runs (`run 06` without `--load`). Which of its figures grows, and how fast?',
+    "Profile it under load (README.md, \"How to see it\"): the widest frames are not the page handler. Look for Express's router (`next`, `handle`, `trimPrefix`), `serveStatic` and `send`'s `SendStream` (`pipe`, `sendFile`, `onStatError`), and count how many of them one API request goes through. Why would a request for /api/pages/home ask the static-file middleware anything, let alone many times?",
+    'Print `app.router.stack.map((layer) => layer.name)` once a second. What comes before the API routes, and how many of it are there after 100 reloads? Read `reloadRoutes`: it removes the layers that have a `.route` (the ones `app.get` makes). What does `mountSite` add that has no `.route`?',
+    'Mount what never changes once, at start: the static files and the /_routes status. Give the API routes their own `express.Router()`, built from each new table, and let one layer mounted at start hand every request to the latest one: `app.use((req, res, next) => api(req, res, next))`, then on reload `api = buildApi(next)`. Mounting the router object itself (`app.use(api)`) would keep the first one forever.',
+  ],
+});

@@ -1,0 +1,265 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import { waitForLines, type StatsdContext, type StatsdCounts } from '../../scripts/services/statsd.ts';
+import { assign, REGISTRY, type Experiment } from './experiments.ts';
+
+const EXPERIMENT = 'checkout-button';
+const EXPERIMENT_PATH = `/experiments/${EXPERIMENT}`;
+/** The four metrics every decision sends, by the name the sink counts them under (prefix included). */
+const METRICS = ['decisions.registry_ms', 'decisions.requests', 'decisions.assigned', 'decisions.latency_ms'];
+/** Users the probe asks about: with the 50/50 split, both variants come up among them. */
+const PROBE_USERS = ['u-1001', 'u-1002', 'u-1003', 'u-1004', 'u-1005', 'u-1006'];
+/** Users asked about after the probe ramps the experiment to one variant. */
+const RAMP_USERS = ['u-2001', 'u-2002'];
+/** Decisions the correctness probe asks for; the after-load count allows for them. */
+const PROBE_REQUESTS = PROBE_USERS.length + RAMP_USERS.length;
+
+const decideUrl = (baseUrl: string, user: string) => `${baseUrl}/decide?experiment=${EXPERIMENT}&user=${user}`;
+const n = (value: number) => value.toLocaleString('en-US');
+
+/** What a client relies on in every answer of /decide, the probe's and the load's alike: 200, and JSON that says so. */
+function answerProblems(status: number, contentType: string | null, json: unknown): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) problems.push('the body is not JSON');
+  return problems;
+}
+
+/** The decision itself: the experiment, the user asked about, and the variant the allocation gives that user. */
+function decisionProblems(json: unknown, user: string, variant: string): string[] {
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  return body.experiment === EXPERIMENT && body.user === user && body.variant === variant
+    ? []
+    : [`not the decision {experiment: "${EXPERIMENT}", user: "${user}", variant: "${variant}"}`];
+}
+
+/** Asks for one decision and checks it against the registry's current allocation. */
+async function expectDecision(expect: Expectations, baseUrl: string, user: string, experiment: Experiment, what: string): Promise<void> {
+  const response = await fetchResponse(decideUrl(baseUrl, user));
+  const got = `got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`;
+  const answer = answerProblems(response.status, response.headers.get('content-type'), response.json);
+  expect.expect(answer.length === 0, `GET /decide answers 200 with JSON (${user})`, `${answer.join('; ')}: ${got}`);
+  const decision = decisionProblems(response.json, user, assign(experiment, user));
+  expect.expect(decision.length === 0, what, `${decision.join('; ')} for ${user}: ${got}`);
+}
+
+/** The user the load asks about, and the variant the registry's allocation (as the workshop starts it) gives them. */
+const LOAD_USER = 'u-42';
+const LOAD_VARIANT = assign(REGISTRY[EXPERIMENT_PATH]!, LOAD_USER);
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every answer is the same decision: no timestamp to hold, nothing that must differ between answers. */
+const contract: AnswerContract = {
+  check: (answer) => {
+    const json = parsed(answer.body);
+    return [...answerProblems(answer.status, answer.headers['content-type'] ?? null, json), ...(json === undefined ? [] : decisionProblems(json, LOAD_USER, LOAD_VARIANT))];
+  },
+};
+
+/**
+ * The sink's counts once nothing has arrived for 300 ms (at most 3 s): the metrics of the load's last
+ * decisions are in, so they are not taken for the probe's.
+ */
+async function quietCounts(statsd: StatsdContext): Promise<StatsdCounts> {
+  const started = Date.now();
+  let counts = await statsd.counts();
+  for (;;) {
+    await sleep(300);
+    const now = await statsd.counts();
+    if (now.lines === counts.lines || Date.now() - started > 3000) return now;
+    counts = now;
+  }
+}
+
+/** Metrics short of `expected` each, counted from `since` (the sink's counts before the decisions were asked for). */
+function missing(counts: StatsdCounts, expected: number, since?: StatsdCounts): string[] {
+  const arrived = (name: string) => (counts.byName[name] ?? 0) - (since?.byName[name] ?? 0);
+  return METRICS.filter((name) => arrived(name) < expected).map((name) => `${name}: ${n(arrived(name))} of ${n(expected)} arrived`);
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const statsd = services.statsd;
+  if (!expect.expect(Boolean(statsd), 'the StatsD service is running')) return expect.result();
+  const registered = REGISTRY[EXPERIMENT_PATH]!;
+  // The probe also runs after the load, when the sink already holds the load's metrics: count from here.
+  const before = await quietCounts(statsd!);
+  for (const user of PROBE_USERS) {
+    await expectDecision(expect, baseUrl, user, registered, "each user gets the variant of the experiment's allocation");
+  }
+  // A ramp-up in the registry applies to the next decision: the service must not keep an old copy.
+  const ramped: Experiment = { name: EXPERIMENT, variants: registered.variants.map((v, i) => ({ ...v, weight: i === registered.variants.length - 1 ? 100 : 0 })) };
+  await statsd!.setUpstreamRoutes({ ...REGISTRY, [EXPERIMENT_PATH]: ramped });
+  try {
+    for (const user of RAMP_USERS) {
+      await expectDecision(expect, baseUrl, user, ramped, "the decision follows the experiment's current allocation in the registry");
+    }
+  } finally {
+    await statsd!.setUpstreamRoutes(REGISTRY);
+  }
+  // Every decision reports its four metrics to StatsD, under the StatsD name.
+  const { counts } = await waitForLines(statsd!, before.lines + PROBE_REQUESTS * METRICS.length, { quietMs: 3000, limitMs: 8000 });
+  const short = missing(counts, PROBE_REQUESTS, before);
+  expect.expect(short.length === 0, `every decision sends its four metrics (${METRICS.join(', ')})`, short.join('; '));
+  return expect.result();
+}
+
+/** Decisions asked for one at a time from `loops` loops until `until()`; returns how many were answered 200. */
+async function keepAsking(baseUrl: string, loops: number, until: () => boolean): Promise<{ answered: number; failed: number }> {
+  let answered = 0;
+  let failed = 0;
+  let user = 0;
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      while (!until()) {
+        const response = await fetchResponse(decideUrl(baseUrl, `u-${3000 + user++}`)).catch(() => undefined);
+        if (response?.status === 200) answered += 1;
+        else failed += 1;
+        await sleep(20);
+      }
+    }),
+  );
+  return { answered, failed };
+}
+
+/**
+ * After the record moves, metrics must follow it within its TTL plus a second. Keeps deciding across the
+ * move, then measures what arrives at each address in the 1.5 s after that deadline.
+ */
+async function checkRecordMove(expect: Expectations, baseUrl: string, statsd: StatsdContext): Promise<void> {
+  const [oldAddress, newAddress] = statsd.sinkAddresses as [string, string];
+  const deadlineMs = (statsd.ttlSeconds + 1) * 1000;
+  await statsd.moveRecord(newAddress);
+  const moved = Date.now();
+  const before = await keepAsking(baseUrl, 4, () => Date.now() - moved >= deadlineMs);
+  const atDeadline = await statsd.counts();
+  const after = await keepAsking(baseUrl, 4, () => Date.now() - moved >= deadlineMs + 1500);
+  await sleep(300);
+  const end = await statsd.counts();
+  const toOld = (end.byAddress[oldAddress] ?? 0) - (atDeadline.byAddress[oldAddress] ?? 0);
+  const toNew = (end.byAddress[newAddress] ?? 0) - (atDeadline.byAddress[newAddress] ?? 0);
+  expect.expect(before.failed + after.failed === 0, 'decisions keep being answered while the StatsD record moves', `${before.failed + after.failed} failed`);
+  expect.expect(
+    toOld === 0,
+    `metrics follow the StatsD record within its TTL + 1 s (${statsd.ttlSeconds + 1} s)`,
+    `after the record moved from ${oldAddress} to ${newAddress}, metrics still reach the old address: ${n(toOld)} lines arrived at ${oldAddress} ` +
+      `more than ${statsd.ttlSeconds + 1} s after the move (${n(toNew)} at ${newAddress})`,
+  );
+  expect.expect(
+    toNew >= after.answered * METRICS.length,
+    `metrics arrive at the record's new address ${newAddress}`,
+    `${n(toNew)} lines for ${n(after.answered)} decisions made more than ${statsd.ttlSeconds + 1} s after the move`,
+  );
+}
+
+/** After the load: no metric lost, then the StatsD record moves and metrics must follow it. */
+async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const statsd = services.statsd!;
+  // The probe decides too, before the load and after it.
+  const least = answered + probeAnswers;
+  // Requests in flight when each phase of the load stopped were decided without being counted.
+  const most = least + inFlightAtMost;
+  const settled = await waitForLines(statsd, least * METRICS.length, { quietMs: 3000, limitMs: 60_000 });
+  const short = missing(settled.counts, least);
+  expect.expect(
+    short.length === 0,
+    `no metric lost: every decision answered has its four metrics at the sink (${n(answered)} answered under load, ` +
+      `${n(settled.counts.lines)} lines, ${settled.waitedMs < 100 ? 'all there when the load stopped' : `the last ${(settled.waitedMs / 1000).toFixed(1)} s after the load stopped`})`,
+    `${short.join('; ')} ${settled.settled ? '(nothing arrived for 3 s)' : 'after 60 s'}`,
+  );
+  const twice = METRICS.filter((name) => (settled.counts.byName[name] ?? 0) > most);
+  expect.expect(twice.length === 0, 'no metric sent twice', twice.map((name) => `${name}: ${n(settled.counts.byName[name]!)} for at most ${n(most)} decisions`).join('; '));
+  if (short.length > 0) return expect.result();
+  await checkRecordMove(expect, baseUrl, statsd);
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '07-p99-hits-a-second',
+  title: 'The decisions whose p99 hits a second',
+  caseStudy: {
+    company: 'Klarna',
+    article: '6 lessons learned from optimizing the performance of a Node.js service (Klarna engineering), lesson 4',
+    source: 'shared/seeds/001_c4c8d87c112f4b96.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // A DNS server that answers 1,000 lookups a second, a StatsD sink behind a name, and the experiment
+  // registry behind another name, whose load balancer closes a connection after 10 requests.
+  services: [
+    {
+      kind: 'statsd',
+      dnsLatencyMs: 1,
+      dnsAnswersPerSecond: 1000,
+      ttlSeconds: 2,
+      upstreamName: 'experiments.hotpath.test',
+      upstreamLatencyMs: 2,
+      upstreamRequestsPerConnection: 10,
+      upstreamRoutes: REGISTRY,
+    },
+  ],
+  // The probe counts live async resources by type: c-ares lookups in flight show as QUERYWRAP.
+  probe: { asyncResources: true },
+  load: {
+    path: `/decide?experiment=${EXPERIMENT}&user=${LOAD_USER}`,
+    connections: 30,
+    warmupSeconds: 1,
+    durationSeconds: 8,
+    // The DNS queue builds within a turn; one request in 10 reconnects to the registry and waits behind
+    // it, so every turn's p99 shows it (see the solution's README for the figures).
+    turns: { seconds: 2, maxRounds: 7 },
+  },
+  check,
+  contract,
+  afterLoad,
+  stages: [
+    {
+      file: '1-client-dns-cache.ts',
+      title: "the StatsD client's own DNS cache",
+      changes:
+        "hot-shots' `cacheDns: true`: the client looks the StatsD name up once and keeps the address for `cacheDnsTtl` (60 s by default, an hour in this stage; forever in the client Klarna used), whatever TTL the record carries. Lookups stop piling up and p99 falls to tens of milliseconds. It is wrong all the same: when the StatsD record moves to a new address, the metrics keep going to the old one until the cache runs out, which is why Klarna rejected it. The after-load check moves the record and rejects this stage.",
+      targets: [
+        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
+        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+      ],
+      expectedToFail: {
+        why: 'Fast, and what the StatsD client offers; but its cache ignores the record\'s TTL, so metrics do not follow a moved StatsD record.',
+        problem: 'still reach the old address',
+      },
+    },
+    {
+      file: '2-ttl-aware-dns-cache.ts',
+      title: 'a lookup cache that honours the TTL',
+      changes:
+        "One cacheable-lookup instance for the process, asking the same DNS server, used by both clients: the StatsD client's UDP socket (`udpSocketOptions.lookup`) and the registry's HTTP agent (`install`). Each name is asked once per TTL (2 s here) instead of once per metric, so the DNS server's queue never forms and the registry's new connections find the name in the cache. When the StatsD record moves, the next lookup after the TTL gets the new address: metrics follow within the TTL.",
+      targets: [
+        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
+        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
+    { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+  ],
+  profile: {
+    lookFor:
+      "Use cpu or flame, and read what is missing: over half of the samples are `(idle)` while p99 is seconds, so requests wait on something other than the CPU. Search for `lookup`: for every metric hot-shots sends (`sendStat`, four per request), `platformLookup` in platform-dns.ts starts a c-ares `query` for the StatsD host's name, and those queries queue at the DNS server. A profile shows each lookup being started, not the wait; the probe's async resources in flight (`run 07 --load`) count the lookups waiting.",
+  },
+  hints: [
+    'CPU, memory and open sockets look normal: `npm run workshop -- run 07 --load` shows under a hundred TCP sockets for 30 connections and a registry. Read the last column of the runtime figures instead, the async resources in flight: which type runs into the thousands, and what does it stand for?',
+    'QUERYWRAP is a DNS query in flight (c-ares; with getaddrinfo it would be a GetAddrInfoReqWrap, Klarna\'s UV_GETADDRINFO). Count the names this service resolves and how often it resolves each: per decision, how many lookups does it start?',
+    "hot-shots sends every metric to a hostname; a UDP send to a hostname looks the name up first, every time. The DNS server answers 1,000 lookups a second; four metrics per decision asks for more. And the registry's new connections look their name up too, behind all of them.",
+    "Cache the lookups outside the clients, for the TTL the record carries: cacheable-lookup asked of the DNS server in DNS_SERVER, given to the StatsD client's UDP socket (`udpSocketOptions: { lookup }`) and installed on the registry's HTTP agent. hot-shots' own `cacheDns` is fast too, but keeps an address for 60 s whatever the TTL: the after-load check moves the StatsD record and watches where the metrics go.",
+  ],
+});

@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import { waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
+import { assign, EXPERIMENTS, type Decision } from './assignment.ts';
+
+/** Decisions the correctness probe asks for; the after-load check counts their events too. */
+/** The batching interval the brief allows, and the margin on top of it for the events to arrive. */
+const INTERVAL_MS = 1000;
+const ARRIVAL_MARGIN_MS = 1500;
+/** The broker's acknowledgement latency: a Kafka cluster with acks=all, replicas a few ms apart. */
+const ACK_LATENCY_MS = 5;
+/** The traffic that still arrives while the after-load check stops the server: clients, and for how long before SIGTERM. */
+const STOP_TRAFFIC_WORKERS = 4;
+const STOP_TRAFFIC_MS = 300;
+
+/** The users the checks ask about start with this; the broker counts their events apart (TopicCounts.marked). */
+const CHECK_USERS = 'check-';
+
+/** An event's decidedAt is read as the time of the decision: seconds off, not a minute. */
+const TS_SLACK_MS = 5000;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** What a client relies on in every answer, the probe's and the load's alike: 200, JSON that says so, the user's own decision. */
+function decisionProblems(status: number, contentType: string | null, json: unknown, expected: Decision): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) return [...problems, 'the body is not JSON'];
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  if (!(body.user === expected.user && body.experiment === expected.experiment && body.variant === expected.variant)) {
+    problems.push(`not the decision {user: "${expected.user}", experiment: "${expected.experiment}", variant: "${expected.variant}"}`);
+  }
+  return problems;
+}
+
+/** The user the load asks about, always the same: every answer is the same decision, nothing to hold fresh. */
+const LOAD_USER = 'u-48151623';
+const LOAD_DECISION = assign(LOAD_USER, EXPERIMENTS[0]!);
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const contract: AnswerContract = {
+  check: (answer) => decisionProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), LOAD_DECISION),
+};
+
+/** The probe's events among the topic's first events, by user. */
+function eventsOf(counts: TopicCounts, users: Set<string>): Map<string, Record<string, unknown>[]> {
+  const found = new Map<string, Record<string, unknown>[]>();
+  for (const event of counts.first) {
+    if (event === null || typeof event !== 'object') continue;
+    const user = (event as Record<string, unknown>).user;
+    if (typeof user !== 'string' || !users.has(user)) continue;
+    found.set(user, [...(found.get(user) ?? []), event as Record<string, unknown>]);
+  }
+  return found;
+}
+
+async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const broker = services.broker;
+  if (!expect.expect(Boolean(broker), 'the message broker is running')) return expect.result();
+
+  const unknown = await fetchResponse(`${baseUrl}/experiments/no-such-experiment/users/u-1`);
+  expect.expect(unknown.status === 404, 'an unknown experiment answers 404', `got ${unknown.status}`);
+
+  // A few decisions, one per experiment and one more, each user new so its event can be told apart. The
+  // broker counts the checks' own users apart (CHECK_USERS): after the load, when the topic's first events
+  // are long past, the probe still counts its own.
+  const run = randomUUID().slice(0, 8);
+  const asked = [...EXPERIMENTS, EXPERIMENTS[0]!].map((experiment, i) => ({ user: `${CHECK_USERS}probe-${run}-${i}`, experiment }));
+  const markedBefore = (await broker!.counts()).marked;
+  const own = (counts: TopicCounts) => counts.marked - markedBefore;
+  const started = Date.now();
+  const askedAt = new Map<string, number>();
+  for (const { user, experiment } of asked) {
+    askedAt.set(user, Date.now());
+    const response = await fetchResponse(`${baseUrl}/experiments/${experiment}/users/${user}`);
+    const expected = assign(user, experiment);
+    const problems = decisionProblems(response.status, response.headers.get('content-type'), response.json, expected);
+    expect.expect(
+      problems.length === 0,
+      `GET /experiments/${experiment}/users/${user} answers 200 with the user's stable variant as JSON {user, experiment, variant: "${expected.variant}"}`,
+      `${problems.join('; ')}: got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`,
+    );
+  }
+  const answeredMs = Date.now() - started;
+
+  // Every decision's event reaches the broker within the batching interval and a margin.
+  const users = new Set(asked.map((a) => a.user));
+  const deadline = Date.now() + INTERVAL_MS + ARRIVAL_MARGIN_MS;
+  let counts = await broker!.counts();
+  while (own(counts) < users.size && Date.now() < deadline) {
+    await sleep(100);
+    counts = await broker!.counts();
+  }
+  const arrivedMs = Date.now() - started;
+  expect.expect(
+    own(counts) >= users.size,
+    `every decision's event reaches the broker within ${(INTERVAL_MS + ARRIVAL_MARGIN_MS) / 1000} s`,
+    `${users.size - own(counts)} of ${users.size} had not arrived ${(arrivedMs / 1000).toFixed(1)} s after the first request ` +
+      `(answers took ${answeredMs} ms; ${counts.events} events on the topic)`,
+  );
+  // What each event carries, where the broker kept it: among the topic's first events, so before the load.
+  const arrived = eventsOf(counts, users);
+  for (const { user, experiment } of asked) {
+    const event = arrived.get(user)?.[0];
+    if (!event) continue;
+    const expected = assign(user, experiment);
+    const { decidedAt } = event;
+    const timely = typeof decidedAt === 'number' && Math.abs(decidedAt - askedAt.get(user)!) < TS_SLACK_MS;
+    expect.expect(
+      event.experiment === expected.experiment && event.variant === expected.variant && timely,
+      `the event for ${user} carries the decision {user, experiment, variant, decidedAt}`,
+      `${timely ? '' : `decidedAt ${JSON.stringify(decidedAt)} is not the time of the decision (${askedAt.get(user)} ms since the epoch); `}got ${JSON.stringify(event).slice(0, 160)}`,
+    );
+  }
+
+  // A second batching interval later, nothing has arrived twice, and the broker acknowledged everything.
+  await sleep(INTERVAL_MS + 200);
+  counts = await broker!.counts();
+  const extra = own(counts) - users.size;
+  expect.expect(extra <= 0, 'each decision has exactly one event', `${extra} events more than the ${users.size} decisions: some were sent twice or more`);
+  expect.expect(counts.unreadable === 0, 'every message is a JSON event or a JSON array of events (a batch)', `${counts.unreadable} were not`);
+  expect.expect(
+    counts.qos0 === 0,
+    'every message is published with QoS 1, so the broker acknowledges it',
+    `${counts.qos0} of ${counts.messages} went with QoS 0: nobody would know if they were lost`,
+  );
+  return expect.result();
+}
+
+/** One GET on a connection of its own (no keep-alive, so a closing server is not held open): its status, 0 when refused or cut. */
+function statusOf(url: string, timeoutMs = 5000): Promise<number> {
+  return new Promise((resolve) => {
+    const request = http.get(url, { agent: false, timeout: timeoutMs }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', () => resolve(0));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(0));
+  });
+}
+
+/**
+ * Decisions asked for by `workers` clients one after another until `stopped` settles, as traffic still
+ * arrives while an orchestrator stops a server. Returns how many were answered 200: each was served and
+ * must have its event. Without this traffic, a server that only publishes on its timer could pass by
+ * luck, when its last tick fell between the end of the load and the SIGTERM.
+ */
+async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers: number): Promise<number> {
+  let stopping = false;
+  void stopped.finally(() => (stopping = true));
+  const run = randomUUID().slice(0, 8);
+  let answered = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      for (let i = 0; !stopping; i++) {
+        const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/${CHECK_USERS}stop-${run}-${worker}-${i}`);
+        if (status === 200) answered += 1;
+        else await sleep(5); // refused: the server has stopped listening
+      }
+    }),
+  );
+  return answered;
+}
+
+/**
+ * After the load: stop the server as an orchestrator would (SIGTERM) while a little traffic still
+ * arrives, wait for the broker's count to settle, and compare it with the decisions served. A request in
+ * flight when a load phase (warm-up, measured) or the stop traffic ended may have been served without
+ * its answer being counted, hence an upper bound above the decisions counted.
+ */
+async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
+  const expect = new Expectations();
+  const broker = services.broker as BrokerContext;
+  // The probe's users are counted apart too: only the stop traffic's count from here.
+  const markedBefore = (await broker.counts()).marked;
+  let exited!: () => void;
+  const traffic = trafficUntil(baseUrl, new Promise<void>((resolve) => (exited = resolve)), STOP_TRAFFIC_WORKERS);
+  await sleep(STOP_TRAFFIC_MS);
+  const exit = await stopServer();
+  exited();
+  const duringStop = await traffic;
+  const how = exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`;
+
+  // The probe decides too, before the load and after it.
+  const least = answered + probeAnswers + duringStop;
+  // At most one request per connection is in flight when a phase ends, and one per stop worker; a real
+  // duplicate is a whole batch, thousands of events.
+  const most = least + inFlightAtMost + STOP_TRAFFIC_WORKERS;
+  const settled = await waitForEvents(broker, least, { quietMs: 2000, limitMs: 15_000 });
+  await sleep(300); // anything still on its way
+  const counts = await broker.counts();
+  const served = `${fmt(least)} decisions served (${fmt(answered)} under load, ${probeAnswers} by the probe, ${duringStop} as the stop began)`;
+  expect.expect(
+    counts.events >= least,
+    `no decision lost across a graceful stop: ${served}, ${fmt(counts.events)} events on the broker in ${fmt(counts.messages)} messages; ${how}`,
+    `${fmt(least - counts.events)} events lost (counted ${(settled.waitedMs / 1000).toFixed(1)} s after the server exited)`,
+  );
+  // The requests abandoned at the end of each load phase were served but not counted, so a few lost
+  // events can hide in the totals above; the stop traffic is counted exactly. A server that drops its
+  // queue on SIGTERM loses the decisions answered since its last publish, which are stop traffic.
+  expect.expect(
+    counts.marked - markedBefore >= duringStop,
+    `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(counts.marked - markedBefore)} events)`,
+    `${fmt(duringStop - (counts.marked - markedBefore))} events lost of the ${duringStop} decisions answered as the stop began`,
+  );
+  expect.expect(counts.events <= most, 'no decision sent twice', `${fmt(counts.events)} events for at most ${fmt(most)} decisions served`);
+  expect.expect(counts.qos0 === 0, 'every message was acknowledged by the broker (QoS 1)', `${counts.qos0} went with QoS 0`);
+  return expect.result();
+}
+
+export default defineExercise({
+  id: '08-slow-on-an-idle-cpu',
+  title: 'The decisions that wait on an idle CPU',
+  caseStudy: {
+    company: 'Klarna',
+    article: '6 lessons learned from optimizing the performance of a Node.js service (Klarna engineering), lesson 5',
+    source: 'shared/seeds/001_c4c8d87c112f4b96.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
+  // it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
+  // The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
+  // server) is counted apart, so its events can be counted exactly whatever the load sent before.
+  services: [{ kind: 'broker', ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS } }],
+  load: {
+    path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER}`,
+    connections: 50,
+    warmupSeconds: 1,
+    durationSeconds: 8,
+    turns: { seconds: 1, maxRounds: 9 },
+  },
+  check,
+  contract,
+  afterLoad,
+  stages: [
+    {
+      file: '1-batch-every-second.ts',
+      title: 'batch every second',
+      changes:
+        "The article's fix. A decision's event goes into an in-memory queue and the answer leaves at once; once a second (or as soon as 2,000 events are waiting) the queue is published as one message, a JSON array, with QoS 1. The broker's acknowledgement is paid once per batch instead of once per request, and no request waits for it. The queue is bounded at 20,000 events: when it is full, a request waits for room (back-pressure) rather than growing the heap or dropping the event. On SIGTERM the server stops taking requests, publishes what is queued, waits for the acknowledgements and exits 0, so a deploy loses nothing.",
+      targets: [
+        { metric: 'latencyP99', against: 'broken', atMost: 0.2 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
+      ],
+    },
+  ],
+  goal: [
+    { metric: 'latencyP99', against: 'broken', atMost: 0.2 },
+    { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
+  ],
+  profile: {
+    lookFor:
+      "Use cpu or flame: its finding is an absence. About three quarters of the samples are `(idle)`, and the route handler with `record` and mqtt.js's `publishAsync` under it takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send, as step 3 of the README does.",
+  },
+  hints: [
+    'Run it alone first: `curl` answers in a few milliseconds. Then `npm run workshop -- run 08 --load`: p99 in the hundreds of milliseconds, and the CPU is not the limit (the event loop delay stays low). What does every request wait for?',
+    "Each request waits for the broker's acknowledgement of its own event. The broker acknowledges one producer's messages one after another, a few milliseconds each, as a Kafka broker serves one connection's requests in order: how many acknowledgements a second can one producer get, and how long does the 50th request in line wait?",
+    'The answer does not depend on the event having been stored. Could many decisions share one publish, and one acknowledgement? Klarna queued the messages in memory and sent them in batches once a second. The broker counts a message that is a JSON array as that many events.',
+    "Batch, but keep every event: bound the queue and decide what a full queue does (make the request wait for room, or count what you drop and say so), and on SIGTERM stop taking requests, publish what is queued, wait for its acknowledgement (`publishAsync` with `{ qos: 1 }`), then exit. The after-load check stops your server with SIGTERM and counts the events.",
+  ],
+});

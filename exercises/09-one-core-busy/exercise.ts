@@ -1,0 +1,180 @@
+import os from 'node:os';
+import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { defineExercise, type AnswerContract, type Target } from '../../scripts/manifest.ts';
+
+/** The n the probe asks for: the edges of the recursion, and the n of the load. */
+const PROBE_N = [0, 1, 2, 10, 25, 30];
+const MAX_N = 40;
+/**
+ * fibonacci(30) must take at least this much longer to answer than fibonacci(1): the recursion is ~1.3
+ * million calls, 4-11 ms on the machines measured; a cached or iterative answer takes microseconds.
+ */
+const WORK_MS = 1;
+
+/** The right answer, computed the cheap way (the server must not: its recursion stands for real work). */
+function fibonacciOf(n: number): number {
+  let [a, b] = [0, 1];
+  for (let i = 0; i < n; i++) [a, b] = [b, a + b];
+  return a;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface FibonacciBody {
+  n?: unknown;
+  fibonacci?: unknown;
+  pid?: unknown;
+}
+
+/**
+ * What a client relies on in every answer for n, the probe's and the load's alike: 200, JSON that says
+ * so, the n it asked for and its Fibonacci number, and the pid of a process.
+ */
+function fibonacciProblems(status: number, contentType: string | null, json: unknown, n: number): string[] {
+  const problems: string[] = [];
+  if (status !== 200) problems.push(`status ${status}, not 200`);
+  if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
+  if (json === undefined) return [...problems, 'the body is not JSON'];
+  const body = (typeof json === 'object' && json !== null ? json : {}) as FibonacciBody;
+  if (body.n !== n) problems.push(`n ${JSON.stringify(body.n)}, not ${n}`);
+  if (body.fibonacci !== fibonacciOf(n)) problems.push(`fibonacci(${n}) is ${fibonacciOf(n)}, not ${JSON.stringify(body.fibonacci)}`);
+  if (!(typeof body.pid === 'number' && Number.isInteger(body.pid) && body.pid > 0)) problems.push(`pid ${JSON.stringify(body.pid)} is not a process id`);
+  return problems;
+}
+
+/** The n the load asks for. */
+const LOAD_N = 30;
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every answer of the load is the same, right for n = 30: nothing to hold fresh. A cached number is right
+ * too; only its time shows it, which the probe measures (again after the load).
+ */
+const contract: AnswerContract = {
+  check: (answer) => fibonacciProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), LOAD_N),
+};
+
+async function timedGet(url: string): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  const response = await fetchResponse(url);
+  return { ms: performance.now() - started, status: response.status };
+}
+
+async function check(baseUrl: string): Promise<CheckResult> {
+  const expect = new Expectations();
+  for (const n of PROBE_N) {
+    const response = await fetchResponse(`${baseUrl}/fibonacci/${n}`);
+    const body = (typeof response.json === 'object' && response.json !== null ? response.json : {}) as FibonacciBody;
+    const problems = fibonacciProblems(response.status, response.headers.get('content-type'), response.json, n);
+    expect.expect(
+      problems.length === 0,
+      `GET /fibonacci/${n} answers 200 with {n, fibonacci, pid} as JSON`,
+      `${problems.join('; ')}: got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`,
+    );
+    expect.expect(
+      typeof body.pid === 'number' && Number.isInteger(body.pid) && body.pid > 0 && isRunning(body.pid),
+      `the answer for ${n} names the pid of a running process, the one that computed it`,
+      `got ${JSON.stringify(body.pid)}`,
+    );
+  }
+  for (const [text, what] of [['abc', 'a non-number'], ['-1', 'a negative n'], [String(MAX_N + 1), `n above ${MAX_N}`]] as const) {
+    const response = await fetchResponse(`${baseUrl}/fibonacci/${text}`);
+    expect.expect(response.status === 400, `${what} (${text}) answers 400`, `got ${response.status}: ${response.text.slice(0, 120)}`);
+  }
+
+  // Every request does the work. The fastest of a few answers for 30 against the fastest for 1: more
+  // tries than there are processes to answer, so a cache per worker shows too, and enough that on a busy
+  // machine a cached answer is fast at least once (5 tries let one through in a suite run).
+  const tries = 4 * os.availableParallelism() + 1;
+  const thirty: number[] = [];
+  const one: number[] = [];
+  for (let i = 0; i < tries; i++) {
+    thirty.push((await timedGet(`${baseUrl}/fibonacci/30`)).ms);
+    one.push((await timedGet(`${baseUrl}/fibonacci/1`)).ms);
+  }
+  const [fastest30, fastest1] = [Math.min(...thirty), Math.min(...one)];
+  expect.expect(
+    fastest30 - fastest1 >= WORK_MS,
+    `every request does the work: fibonacci(30) takes at least ${WORK_MS} ms longer to answer than fibonacci(1)`,
+    `the fastest of ${tries} answers for 30 took ${fastest30.toFixed(2)} ms, for 1 ${fastest1.toFixed(2)} ms: ` +
+      'a cached or cheaper computation; the recursion stands for work that cannot be made cheaper (see README.md)',
+  );
+  return expect.result();
+}
+
+/**
+ * Saturated throughput against the shipped single process, with at least two cores for the server: one
+ * worker per core answers ~1.8x one process on two cores here (the load generator shares them), so 1.4x
+ * keeps a margin both ways (the shipped file reads ~1.0x).
+ */
+const SCALES_OUT: Target = {
+  metric: 'requestsPerSecond',
+  against: 'broken',
+  atLeast: 1.4,
+  needsCores: { count: 2, why: 'on one core, no server answers more of this work than one core can do' },
+};
+
+export default defineExercise({
+  id: '09-one-core-busy',
+  title: 'The server that keeps one core busy',
+  caseStudy: {
+    company: 'CPU-scaling study',
+    article: 'Learn how Node scales with CPU (a Fibonacci(30) service on AWS ECS at 256 to 2,048 CPU units, ramped with Artillery)',
+    source: 'shared/seeds/004_147b03451978d145.txt',
+  },
+  serverFile: 'server.ts',
+  shippedFile: '0-as-shipped.ts',
+  // No ceiling: the cost is the work itself, and no bare framework does it faster.
+  load: {
+    path: `/fibonacci/${LOAD_N}`,
+    // The most requests in flight at once: past the knee they queue, up to this many.
+    connections: 100,
+    warmupSeconds: 1,
+    // A steady load's length (`profile 09`, `run 09 --load`); the ramp's is its steps.
+    durationSeconds: 5,
+    // The verdict: the saturated throughput of the servers in turns, 1.5 s each. Eight requests open at once
+    // keep two cores busy without the queue of the ramp's 100 (whose answers would take a second each).
+    turns: { seconds: 1.5, connections: 8, maxRounds: 9 },
+    // `run 09 --ramp` draws the picture: a climb in steps of 45 req/s brackets each knee, then steps of 15 req/s place it, the servers taking
+    // turns (see scripts/ramp.ts). Here one process keeps up to ~105-150 req/s and one worker per core to
+    // ~210-285; the top leaves room for a faster machine. A ramp takes ~30-40 s a server.
+    ramp: { from: 30, to: 435, steps: 10, stepSeconds: 2 },
+  },
+  check,
+  contract,
+  stages: [
+    {
+      file: '1-one-worker-per-core.ts',
+      title: 'one worker per core',
+      changes:
+        "node:cluster: the primary process forks one worker per core (os.availableParallelism()), each running the unchanged service; the workers share the port, and the primary hands out connections in turn. A worker that dies while serving is replaced. The work per request is the same, but now every core does it: the knee moves up by about the number of cores, less what the load generator on the same machine takes.",
+      targets: [SCALES_OUT],
+    },
+  ],
+  goal: [SCALES_OUT],
+  profile: {
+    lookFor:
+      'Nearly every sample is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).',
+  },
+  hints: [
+    'Ramp the load and read it step by step: `npm run workshop -- run 09 --ramp`. Up to which offered rate does the answered rate follow? What does p99 do one step later, and the step after that?',
+    "While the load runs, watch the machine in another terminal (`top`, then press 1 for one line per core). How busy is the server's process, and how busy is the machine? Compare with `node -p 'require(\"os\").availableParallelism()'`.",
+    'The work is JavaScript on the CPU, and it stays as it is. async/await, a faster framework or a bigger heap would not help: one Node process runs your JavaScript on one thread, so on one core. How could several processes answer on the same port?',
+    "node:cluster. In the primary (`cluster.isPrimary`), call `cluster.fork()` once per core (`os.availableParallelism()`); in a worker, create and listen the restify server exactly as before: the workers share the port. Replace a worker that dies: `cluster.on('exit', ...)` forks another unless `worker.exitedAfterDisconnect`.",
+  ],
+});

@@ -1,0 +1,75 @@
+// Exercise 04, stage 1: a bigger semi-space. The code is the shipped code, unchanged; only the flag in the
+// node-flags comment below changed (16 to 256). The workshop starts this file with it (the manifest adds
+// no flag of its own).
+// A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
+// a new statement, reads its pages one after the other, and answers with the totals per account. Around
+// 30 refreshes are in flight at once. Find out where the time goes (see README.md), then fix this file.
+// 256 MB per semi-space holds what the 30 refreshes in flight allocate while one of them runs, with room
+// to spare, so most parsed pages are garbage before a scavenge finds them (see the README for 64 and 128).
+// node-flags: --max-semi-space-size=256
+import restify from 'restify';
+// The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.
+import { Bank } from '../../exercises/04-parallel-worker-slows/bank.ts';
+
+interface Transaction {
+  id: string;
+  account: string;
+  amount: number;
+  pending: boolean;
+  [field: string]: unknown;
+}
+
+interface Page {
+  statement_id: string;
+  page: number;
+  next_cursor: string | null;
+  transactions: Transaction[];
+}
+
+interface Summary {
+  statement_id: string;
+  transactions: number;
+  pending: number;
+  /** Posted (not pending) amounts per account, in cents. */
+  totals: Record<string, number>;
+}
+
+const bank = new Bank();
+
+/** Reads every page of a new statement, in order: each page names the next one. */
+async function readStatement(): Promise<{ statementId: string; pages: Page[] }> {
+  const { statement_id: statementId, cursor: first } = await bank.openStatement();
+  const pages: Page[] = [];
+  let cursor: string | null = first;
+  while (cursor !== null) {
+    const page = JSON.parse(await bank.fetchPage(cursor)) as Page;
+    pages.push(page);
+    cursor = page.next_cursor;
+  }
+  return { statementId, pages };
+}
+
+function summarize(statementId: string, pages: Page[]): Summary {
+  const transactions = pages.flatMap((page) => page.transactions);
+  const totals: Record<string, number> = {};
+  let pending = 0;
+  for (const transaction of transactions) {
+    if (transaction.pending) {
+      pending += 1;
+      continue;
+    }
+    totals[transaction.account] = (totals[transaction.account] ?? 0) + Math.round(transaction.amount * 100);
+  }
+  return { statement_id: statementId, transactions: transactions.length, pending, totals };
+}
+
+const server = restify.createServer({ name: 'bank-refresh-worker' });
+
+server.get('/refresh', async (req: restify.Request, res: restify.Response) => {
+  const { statementId, pages } = await readStatement();
+  res.send(summarize(statementId, pages));
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  console.log(`refresh worker listening on ${server.url}`);
+});

@@ -1,0 +1,54 @@
+// Wrong: once it has run 100 tasks, it answers every new task with the last answer it sent: no bank, no
+// trace, no deflate. The probe, which comes first, sees real tasks; the load gets one seed again and again.
+// under-load: the task seed repeats an earlier answer's
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import restify from 'restify';
+import { buildTrace, summarize, type DebugPayload } from '../../../exercises/03-ten-tasks-a-second/trace.ts';
+
+const BANK_LATENCY_MS = 20;
+
+const deflate = promisify(zlib.deflate);
+
+async function compressDebuggingPayload(trace: DebugPayload): Promise<string> {
+  const compressed = await deflate(JSON.stringify(trace));
+  return compressed.toString('base64');
+}
+
+/** The seed stands in for the bank's answers: a task without one is a new task. */
+function seedOf(query: unknown): number | undefined {
+  const raw = (query as { seed?: unknown } | undefined)?.seed;
+  if (raw === undefined) return randomInt(2 ** 32 - 1);
+  const seed = Number(raw);
+  return Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : undefined;
+}
+
+let tasksRun = 0;
+let lastAnswer: object | undefined;
+
+const server = restify.createServer({ name: 'bank-worker' });
+server.use(restify.plugins.queryParser());
+
+server.get('/tasks/run', async (req, res) => {
+  const seed = seedOf(req.query);
+  if (seed === undefined) {
+    res.send(400, { message: 'seed must be an integer from 0 to 2^32 - 1' });
+    return;
+  }
+  if (tasksRun >= 100 && lastAnswer) {
+    res.send(lastAnswer);
+    return;
+  }
+  tasksRun += 1;
+  await sleep(BANK_LATENCY_MS); // waiting on the bank
+  const trace = buildTrace(seed);
+  const debug = await compressDebuggingPayload(trace);
+  lastAnswer = { seed, result: summarize(trace), debug };
+  res.send(lastAnswer);
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  console.log(`bank worker listening on ${server.url}`);
+});

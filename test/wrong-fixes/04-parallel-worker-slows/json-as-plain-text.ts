@@ -1,0 +1,70 @@
+// node-flags: --max-semi-space-size=16
+// Wrong: writes the summary itself with res.end and no Content-Type: a client that trusts the header no
+// longer parses it as JSON.
+// probe: the answer is JSON with Content-Type application/json
+import restify from 'restify';
+// The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.
+import { Bank } from '../../../exercises/04-parallel-worker-slows/bank.ts';
+
+interface Transaction {
+  id: string;
+  account: string;
+  amount: number;
+  pending: boolean;
+  [field: string]: unknown;
+}
+
+interface Page {
+  statement_id: string;
+  page: number;
+  next_cursor: string | null;
+  transactions: Transaction[];
+}
+
+interface Summary {
+  statement_id: string;
+  transactions: number;
+  pending: number;
+  /** Posted (not pending) amounts per account, in cents. */
+  totals: Record<string, number>;
+}
+
+const bank = new Bank();
+
+/** Adds one page to the running summary; the page itself can be collected as soon as this returns. */
+function addPage(summary: Summary, page: Page): void {
+  const { totals } = summary;
+  for (const transaction of page.transactions) {
+    summary.transactions += 1;
+    if (transaction.pending) {
+      summary.pending += 1;
+      continue;
+    }
+    totals[transaction.account] = (totals[transaction.account] ?? 0) + Math.round(transaction.amount * 100);
+  }
+}
+
+/** Reads every page of a new statement, in order, keeping nothing of a page but its totals and its cursor. */
+async function refresh(): Promise<Summary> {
+  const { statement_id: statementId, cursor: first } = await bank.openStatement();
+  const summary: Summary = { statement_id: statementId, transactions: 0, pending: 0, totals: {} };
+  let cursor: string | null = first;
+  while (cursor !== null) {
+    const page = JSON.parse(await bank.fetchPage(cursor)) as Page;
+    addPage(summary, page);
+    cursor = page.next_cursor;
+  }
+  return summary;
+}
+
+const server = restify.createServer({ name: 'bank-refresh-worker' });
+
+server.get('/refresh', async (req: restify.Request, res: restify.Response) => {
+  const summary = await refresh();
+  res.writeHead(200);
+  res.end(JSON.stringify(summary));
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  console.log(`refresh worker listening on ${server.url}`);
+});

@@ -1,0 +1,161 @@
+// The exercise's worker with the logger left open, so that each known-wrong fix shows only the logger it
+// uses, and a few seams for the wrong fixes that change something else (the bank call, the answer). The
+// bank and the route are the same as in exercises/05-waiting-worker-busy-cpu/server.ts.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import restify from 'restify';
+
+export type Fields = Record<string, unknown>;
+
+export interface Log {
+  info(fields: Fields, msg: string): void;
+}
+
+const BANK_LATENCY_MS = 20;
+const TRANSACTIONS_PER_ACCOUNT = 25;
+
+interface Account {
+  id: string;
+  type: string;
+  name: string;
+  mask: string;
+  number: string;
+}
+
+export interface Task {
+  taskId: string;
+  institution: { id: string; name: string };
+  accessToken: string;
+  credentials: { username: string; password: string; mfa: { question: string; answer: string } };
+  accounts: Account[];
+}
+
+interface Transaction {
+  transaction_id: string;
+  account_id: string;
+  date: string;
+  amount: number;
+  iso_currency_code: string;
+  name: string;
+  category: string[];
+  pending: boolean;
+}
+
+export interface BankAnswer {
+  status: number;
+  session: { id: string; token: string };
+  accounts: (Account & { balance: { available: number; current: number; currency: string } })[];
+  /** The transactions page as it came over the wire: JSON text. */
+  transactionsPage: string;
+}
+
+const MERCHANTS: [string, string[]][] = [
+  ['Blue Bottle Coffee', ['Food and Drink', 'Coffee Shop']],
+  ['City Transit', ['Travel', 'Public Transportation']],
+  ['Corner Grocery', ['Shops', 'Supermarkets and Groceries']],
+  ['Payroll ACME Corp', ['Transfer', 'Payroll']],
+  ['Electric Utility', ['Service', 'Utilities']],
+  ['Online Books', ['Shops', 'Bookstores']],
+];
+
+let sessions = 0;
+
+function cents(max: number): number {
+  return Math.round(Math.random() * max * 100) / 100;
+}
+
+async function bankRefresh(task: Task): Promise<BankAnswer> {
+  await sleep(BANK_LATENCY_MS);
+  const session = { id: `ses_${(++sessions).toString(36)}_${process.pid}`, token: randomBytes(24).toString('base64url') };
+  const accounts = task.accounts.map((account) => ({
+    ...account,
+    balance: { available: cents(5000), current: cents(5000), currency: 'USD' },
+  }));
+  const transactions: Transaction[] = [];
+  for (const account of task.accounts) {
+    for (let i = 0; i < TRANSACTIONS_PER_ACCOUNT; i++) {
+      const [name, category] = MERCHANTS[(i + account.id.length) % MERCHANTS.length]!;
+      transactions.push({
+        transaction_id: `tx_${session.id}_${transactions.length}`,
+        account_id: account.id,
+        date: `2026-11-${String(28 - (i % 28)).padStart(2, '0')}`,
+        amount: cents(200),
+        iso_currency_code: 'USD',
+        name,
+        category,
+        pending: i === 0,
+      });
+    }
+  }
+  const transactionsPage = JSON.stringify({ transactions, total_transactions: transactions.length, request_id: session.id });
+  return { status: 200, session, accounts, transactionsPage };
+}
+
+/** What a known-wrong fix changes besides its logger; each defaults to what the exercise does. */
+export interface Changes {
+  /** Before the task runs (after the body was checked): true when it already answered. */
+  shortcut?(res: restify.Response, task: Task): boolean;
+  /** The bank call. */
+  bank?(task: Task, refresh: (task: Task) => Promise<BankAnswer>): Promise<BankAnswer>;
+  /** Sends the task's summary. */
+  answer?(res: restify.Response, summary: object): void;
+}
+
+export function serve(log: Log, changes: Changes = {}): void {
+  const server = restify.createServer({ name: 'bank-worker' });
+  server.use(restify.plugins.bodyParser());
+
+  server.post('/tasks', async (req: restify.Request, res: restify.Response) => {
+    const started = Date.now();
+    const task = req.body as Task;
+    if (!task || typeof task.taskId !== 'string' || !Array.isArray(task.accounts) || !task.credentials || !task.institution) {
+      res.send(400, { message: 'a task needs taskId, institution, credentials and accounts' });
+      return;
+    }
+    if (changes.shortcut?.(res, task)) return;
+    const { taskId, institution } = task;
+    log.info({ taskId, request: { method: req.method, url: req.url, headers: req.headers }, task }, 'task received');
+
+    log.info({ taskId, institution, credentials: task.credentials }, 'bank login');
+    const answer = changes.bank ? await changes.bank(task, bankRefresh) : await bankRefresh(task);
+    log.info({ taskId, institution: { id: institution.id }, status: answer.status, session: answer.session, accounts: answer.accounts }, 'bank answered');
+
+    const page = JSON.parse(answer.transactionsPage) as { transactions: Transaction[] };
+    const { transactions } = page;
+    // The whole page goes to the log: with it, an engineer can replay the task on their own machine.
+    log.info(
+      { taskId, accessToken: task.accessToken, count: transactions.length, response: { bytes: answer.transactionsPage.length, transactions } },
+      'transactions fetched',
+    );
+
+    log.info({ taskId, durationMs: Date.now() - started, accounts: answer.accounts.length, transactions: transactions.length }, 'task done');
+    const summary = {
+      taskId,
+      accounts: answer.accounts.map((account) => ({ id: account.id, mask: account.mask, balance: account.balance })),
+      transactions: transactions.length,
+    };
+    if (changes.answer) changes.answer(res, summary);
+    else res.send(summary);
+  });
+
+  server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+    console.log(`bank worker listening on ${server.url}`);
+  });
+}
+
+/** Where the secrets sit in the lines the route logs: the redaction paths a correct fix needs. */
+export const SECRET_PATHS = [
+  'request.headers.authorization',
+  'task.accessToken',
+  'task.credentials.password',
+  'task.credentials.mfa.answer',
+  'task.accounts[*].number',
+  'credentials.password',
+  'credentials.mfa.answer',
+  'session.token',
+  'accounts[*].number',
+  'accessToken',
+];
+
+/** Where the log goes: LOG_FILE when the workshop sets it, else stdout. */
+export const LOG_DESTINATION = process.env.LOG_FILE ?? 1;

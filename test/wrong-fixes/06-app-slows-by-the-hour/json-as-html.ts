@@ -1,0 +1,71 @@
+// Wrong: sends each answer as a string it serialized itself (res.send), so Express labels the JSON as
+// text/html and a client that trusts the header no longer parses it.
+// probe: not application/json
+import express from 'express';
+import {
+  DEFAULT_ROUTES_FILE,
+  PUBLIC_DIR,
+  handlerFor,
+  readRouteTable,
+  type RouteTable,
+} from '../../../exercises/06-app-slows-by-the-hour/site.ts';
+
+// Production re-reads the table every few minutes; here every 50 ms, so hours pass in seconds.
+const RELOAD_INTERVAL_MS = 50;
+const ROUTES_FILE = process.env.ROUTES_FILE ?? DEFAULT_ROUTES_FILE;
+
+const app = express();
+let table = readRouteTable(ROUTES_FILE);
+let reloads = 0;
+
+/** A router with the API routes of one table. */
+function buildApi(current: RouteTable): express.Router {
+  const router = express.Router();
+  for (const entry of current.routes) router.get(entry.path, handlerFor(entry, current.revision));
+  return router;
+}
+
+let api = buildApi(table);
+
+/** What GET /_routes answers: how often the table was reloaded, its revision, and the router's size. */
+function routeStatus() {
+  return {
+    reloads,
+    revision: table.revision,
+    layers: app.router.stack.length + api.stack.length,
+    routes: table.routes.map((entry) => entry.path),
+  };
+}
+
+// Mounted once, at start: the static files, the status route, and a layer that hands each request to
+// the API router of the latest table.
+app.use(express.static(PUBLIC_DIR));
+app.get('/_routes', (_req, res) => {
+  res.json(routeStatus());
+});
+app.use((req, res, next) => {
+  res.json = (answer: unknown) => res.send(JSON.stringify(answer));
+  api(req, res, next);
+});
+
+// Takes the latest table from the configuration service and swaps in a whole new API router: requests
+// already on their way finish on the old one.
+function reloadRoutes(): void {
+  let next: RouteTable;
+  try {
+    next = readRouteTable(ROUTES_FILE);
+  } catch (error) {
+    console.error(`route table not reloaded, keeping revision ${table.revision}: ${(error as Error).message}`);
+    return;
+  }
+  api = buildApi(next);
+  table = next;
+  reloads += 1;
+  if (reloads % 100 === 0) {
+    console.log(`route table: reload ${reloads}, revision ${table.revision}, ${app.router.stack.length + api.stack.length} layers in the router`);
+  }
+}
+
+setInterval(reloadRoutes, RELOAD_INTERVAL_MS);
+
+app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
