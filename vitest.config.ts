@@ -10,7 +10,7 @@ const QUIET = files(
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'soak-run', 'ramp', 'fresh-copy', 'profile');
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'soak-run', 'ramp', 'fresh-copy', 'profile', 'profile-frames');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };

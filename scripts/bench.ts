@@ -8,6 +8,7 @@ import type { Exercise } from './exercises.ts';
 import { measureInTurns } from './measure-in-turns.ts';
 import { measureServer, measureStarted } from './measure-server.ts';
 import { relativeToRoot } from './paths.ts';
+import { exerciseProgress, readProgress } from './progress.ts';
 import type { RunReport, ServerRun } from './result.ts';
 import { startServices } from './services/index.ts';
 import { startAndProbe } from './start-and-probe.ts';
@@ -18,7 +19,17 @@ import { honestyProblems, judge, verdictsPass, verdictsTooClose } from './verdic
 
 export type { BenchEvent, BenchOptions, ServerChoice, ServerSpec } from './bench-options.ts';
 
-export function specFor(exercise: Exercise, choice: ServerChoice): ServerSpec {
+/** Whether a reference stage's title may be shown: it names the fix, so only after a pass or once the solution was shown. */
+export function stagesRevealed(exercise: Exercise): boolean {
+  const progress = exerciseProgress(readProgress().progress, exercise.manifest.id);
+  return progress.passed || progress.solutionShown;
+}
+
+/** What a reference stage is called before it is revealed. */
+export const UNREVEALED_STAGE = 'a reference fix, named once you pass';
+
+/** The server of a choice; a stage's title is shown when `reveal` (default: stagesRevealed). */
+export function specFor(exercise: Exercise, choice: ServerChoice, reveal?: boolean): ServerSpec {
   const { manifest } = exercise;
   const make = (role: ServerRun['role'], label: string, title: string, absoluteFile: string, extra: Partial<ServerRun> = {}): ServerSpec => ({
     run: { role, label, title, file: relativeToRoot(absoluteFile), ...extra, nodeFlags: [...(extra.nodeFlags ?? []), ...nodeFlagsComment(absoluteFile)] },
@@ -32,7 +43,8 @@ export function specFor(exercise: Exercise, choice: ServerChoice): ServerSpec {
   }
   const stage = manifest.stages[choice - 1];
   if (!stage) throw new RangeError(`exercise ${manifest.id} has no stage ${choice}`);
-  return make('stage', `stage ${choice}`, stage.title, exercise.stageFile(choice), { stage: choice, nodeFlags: stage.nodeFlags ?? [] });
+  const title = (reveal ?? stagesRevealed(exercise)) ? stage.title : UNREVEALED_STAGE;
+  return make('stage', `stage ${choice}`, title, exercise.stageFile(choice), { stage: choice, nodeFlags: stage.nodeFlags ?? [] });
 }
 
 /**

@@ -2,7 +2,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { validateManifest, type ExerciseManifest } from './manifest.ts';
+import { validateManifest, type ExerciseDeclaration, type ExerciseManifest, type SolutionDeclaration } from './manifest.ts';
 import { currentIdOf } from './former-ids.ts';
 import { EXERCISES_DIR, SOLUTIONS_DIR } from './paths.ts';
 import { nearest } from './suggest.ts';
@@ -30,14 +30,22 @@ export function exerciseFolders(dir = EXERCISES_DIR): string[] {
     .sort();
 }
 
+/**
+ * An exercise's manifest: its declaration (exercises/<id>/exercise.ts, in the trainee's folder) with its
+ * stages, hints and profile answer (solutions/<id>/stages.ts, which names the fix).
+ */
 export async function loadExercise(id: string): Promise<Exercise> {
   const dir = path.join(EXERCISES_DIR, id);
-  const module = (await import(pathToFileURL(path.join(dir, 'exercise.ts')).href)) as { default?: ExerciseManifest };
-  const manifest = module.default;
-  if (!manifest) throw new Error(`exercises/${id}/exercise.ts has no default export (export default defineExercise({...}))`);
+  const solutionsDir = path.join(SOLUTIONS_DIR, id);
+  const declaration = ((await import(pathToFileURL(path.join(dir, 'exercise.ts')).href)) as { default?: ExerciseDeclaration }).default;
+  if (!declaration) throw new Error(`exercises/${id}/exercise.ts has no default export (export default defineExercise({...}))`);
+  const stagesFile = path.join(solutionsDir, 'stages.ts');
+  if (!existsSync(stagesFile)) throw new Error(`solutions/${id}/stages.ts is missing: it declares the exercise's stages and hints (export default defineSolution({...}))`);
+  const solution = ((await import(pathToFileURL(stagesFile).href)) as { default?: SolutionDeclaration }).default;
+  if (!solution) throw new Error(`solutions/${id}/stages.ts has no default export (export default defineSolution({...}))`);
+  const manifest: ExerciseManifest = { ...declaration, ...solution };
   const problems = validateManifest(manifest);
   if (manifest.id !== id) problems.push(`id "${manifest.id}" differs from its folder "${id}"`);
-  const solutionsDir = path.join(SOLUTIONS_DIR, id);
   const exercise: Exercise = {
     manifest,
     dir,
@@ -49,7 +57,7 @@ export async function loadExercise(id: string): Promise<Exercise> {
   };
   const files = [exercise.serverFile, exercise.shippedFile, ...(exercise.ceilingFile ? [exercise.ceilingFile] : []), ...manifest.stages.map((_, i) => exercise.stageFile(i + 1))];
   for (const file of files) if (!existsSync(file)) problems.push(`missing file ${path.relative(path.dirname(EXERCISES_DIR), file)}`);
-  if (problems.length > 0) throw new Error(`exercises/${id}/exercise.ts is not valid:\n- ${problems.join('\n- ')}`);
+  if (problems.length > 0) throw new Error(`exercises/${id}/exercise.ts with solutions/${id}/stages.ts is not valid:\n- ${problems.join('\n- ')}`);
   return exercise;
 }
 

@@ -256,11 +256,41 @@ export interface ExerciseManifest {
    * server shows of the bug: the frames or figures to find, and the tool (flame, doctor, heap, cpu) that
    * shows them best. Printed after the profile is written, and shown at the top of the cpu flame graph.
    */
-  profile?: { lookFor: string };
+  profile?: { lookFor: string; frames?: FrameClaim[] };
 }
 
-export function defineExercise(manifest: ExerciseManifest): ExerciseManifest {
-  return manifest;
+/**
+ * A frame that `lookFor` names, as `profile --tool cpu` shows it for the shipped server: at least
+ * `atLeast` of all samples in it and below it, summed over its call paths (a frame under another match
+ * is not counted twice). test/profile-frames.test.ts checks each claim on Node 20 and 24.
+ */
+export interface FrameClaim {
+  /** The function's name as the profile shows it: "sha512Hex", "(garbage collector)", "(idle)". */
+  name?: string;
+  /** Part of the frame's file, when the name alone is not enough, or alone for a whole package: "node_modules/bfj/". */
+  file?: string;
+  /** The least share of all samples, 0 to 1: set below the lowest share measured on Node 20 and 24. */
+  atLeast: number;
+}
+
+/**
+ * What an exercise's own exercise.ts declares, in the trainee's folder: the story's source, the files,
+ * the services, the load, the contract and the goal. Nothing in it names the fix.
+ */
+export type ExerciseDeclaration = Omit<ExerciseManifest, 'stages' | 'hints' | 'profile'>;
+
+/**
+ * What solutions/<id>/stages.ts declares, beside the reference stages it names: the stages with their
+ * targets and prose, the hints (the last ones name the fix) and what a profile shows of the bug.
+ */
+export type SolutionDeclaration = Pick<ExerciseManifest, 'stages' | 'hints' | 'profile'>;
+
+export function defineExercise<T extends ExerciseDeclaration>(declaration: T): T {
+  return declaration;
+}
+
+export function defineSolution(declaration: SolutionDeclaration): SolutionDeclaration {
+  return declaration;
 }
 
 /** Every problem with a manifest, in words; empty when it is sound. */
@@ -294,6 +324,10 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (stage.nodeMajors && !stage.otherVersions) problems.push(`${where}: nodeMajors needs otherVersions, the reason it does not hold elsewhere`);
     for (const target of stage.targets) problems.push(...validateTarget(target, where));
   });
+  for (const claim of manifest.profile?.frames ?? []) {
+    if (!claim.name && !claim.file) problems.push('profile.frames: a claim names a frame by name, file or both');
+    if (!(claim.atLeast > 0 && claim.atLeast < 1)) problems.push(`profile.frames: ${claim.name ?? claim.file}: atLeast is a share between 0 and 1`);
+  }
   for (const target of manifest.symptom ?? []) {
     problems.push(...validateTarget(target, 'symptom'));
     if (target.against !== 'itself') problems.push("symptom: a target on the shipped server is judged against 'itself'");

@@ -13,6 +13,7 @@ import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { turnsOf } from '../scripts/steady-turns.ts';
 import { freePort } from '../scripts/server-process.ts';
+import { UNREVEALED_STAGE } from '../scripts/bench.ts';
 import { isAlive } from './helpers.ts';
 
 const EX = '01-seed-service-slows-down';
@@ -200,11 +201,24 @@ describe('pages', () => {
     expect(info.json).toMatchObject({ id: EX, hints: { shown: 2, total: 5 }, demo: ['broken', 1, 2, 'ceiling'] });
     expect(info.json!.servers).toEqual([
       { server: 'broken', label: 'broken', title: 'as shipped' },
-      { server: 1, label: 'stage 1', title: 'fix the guard' },
-      { server: 2, label: 'stage 2', title: 'ETag from the route' },
+      { server: 1, label: 'stage 1', title: UNREVEALED_STAGE },
+      { server: 2, label: 'stage 2', title: UNREVEALED_STAGE },
       { server: 'mine', label: 'mine', title: 'your server.ts' },
       { server: 'ceiling', label: 'ceiling', title: 'bare framework, same payload' },
     ]);
+  });
+
+  it('the solution view is locked before a pass, and the pages name no stage', async () => {
+    const locked = await get(`/exercises/${EX}/solution`);
+    expect(locked.status).toBe(403);
+    expect(locked.body).toContain('unlocks once your server passes (npm run workshop -- verify 01)');
+    const page = await get(`/exercises/${EX}`);
+    expect(page.body).toContain('<span class="hp-dim" id="solution-link">solution after a pass</span>');
+    const exercise = await loadExercise(EX);
+    for (const stage of exercise.manifest.stages) {
+      expect(page.body).not.toContain(stage.title);
+      expect(JSON.stringify((await get(`/api/exercises/${EX}`)).json)).not.toContain(stage.title);
+    }
   });
 
   it('slides: the deck list, a deck in hub mode, and a 404 for a deck that does not exist', async () => {
@@ -434,6 +448,15 @@ describe('a pass of your server.ts (stand-in worker)', () => {
       expect(progress.exercises[EX]).toMatchObject({ passed: true, hintsShown: 2 });
       expect((await get('/')).body).toContain(`data-exercise="${EX}" data-status="passed"`);
       expect((await get('/')).body).toContain('<tr class="hp-exercise hp-next" data-exercise="02-worker-heap-climbs"');
+      // Passed: the solution view opens, with each stage by name, and the exercise page links to it.
+      expect((await get(`/exercises/${EX}`)).body).toContain(`<a id="solution-link" href="/exercises/${EX}/solution">solution</a>`);
+      const solution = await get('/exercises/01/solution');
+      expect(solution.status).toBe(308);
+      const view = await get(`/exercises/${EX}/solution`);
+      expect(view.status).toBe(200);
+      const exercise = await loadExercise(EX);
+      for (const stage of exercise.manifest.stages) expect(view.body).toContain(stage.title.replace(/'/g, '&#39;'));
+      expect(view.body).toContain('id="solution"');
     } finally {
       hub = saved;
       await reporting.close();

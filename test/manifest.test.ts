@@ -1,5 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadAllExercises } from '../scripts/exercises.ts';
+import { FORMER_IDS } from '../scripts/former-ids.ts';
 import { validateManifest } from '../scripts/manifest.ts';
 import { sampleManifest } from './sample.ts';
 
@@ -66,5 +70,24 @@ describe('manifest validation', () => {
     const exercises = await loadAllExercises();
     expect(exercises.length).toBeGreaterThan(0);
     for (const exercise of exercises) expect(validateManifest(exercise.manifest)).toEqual([]);
+  });
+
+  it("keeps what names the fix out of the trainee's folder", async () => {
+    for (const exercise of await loadAllExercises()) {
+      const { id, stages } = exercise.manifest;
+      // The declaration has no stages, hints or profile answer: those are in solutions/<id>/stages.ts.
+      const declaration = (await import(pathToFileURL(path.join(exercise.dir, 'exercise.ts')).href)).default as object;
+      expect(Object.keys(declaration).filter((key) => ['stages', 'hints', 'profile'].includes(key)), id).toEqual([]);
+      // No file of the folder names a stage (its title or its file's name) or the exercise's former id.
+      // (The former id of 09 is its case study's name, which the story tells.)
+      const former = Object.entries(FORMER_IDS).find(([, current]) => current === id)![0].slice(3);
+      const formerNames = [former, former.replace(/-/g, ' ')].filter((name) => !exercise.manifest.caseStudy.company.toLowerCase().includes(name));
+      const names = [...stages.flatMap((stage) => [stage.title, stage.file.replace(/^\d+-|\.ts$/g, '').replace(/-/g, ' ')]), ...formerNames];
+      // 03's micro-benchmark compares serializers on purpose, as the article's did: it is the exercise's tool.
+      for (const file of readdirSync(exercise.dir).filter((f) => /\.(ts|md)$/.test(f) && !f.endsWith('.bench.ts'))) {
+        const text = readFileSync(path.join(exercise.dir, file), 'utf8').toLowerCase();
+        for (const name of names) expect(text.includes(name.toLowerCase()), `exercises/${id}/${file} names "${name}"`).toBe(false);
+      }
+    }
   });
 });

@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { specFor, UNREVEALED_STAGE } from '../scripts/bench.ts';
+import { loadExercise } from '../scripts/exercises.ts';
 import { exerciseProgress, readProgress, updateExercise } from '../scripts/progress.ts';
 
 let dir: string;
@@ -49,5 +51,23 @@ describe('progress file', () => {
     expect(readProgress(file).warning).toMatch(/unknown shape/);
     writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-x': { passed: 'yes', hintsShown: -4 } } }));
     expect(exerciseProgress(readProgress(file).progress, '01-x')).toEqual({ passed: false, hintsShown: 0, solutionShown: false, passedAt: undefined });
+  });
+
+  it("keeps a reference stage's title, which names its fix, until a pass or the solution was shown", async () => {
+    const exercise = await loadExercise('01-seed-service-slows-down');
+    const saved = process.env.HOTPATH_PROGRESS_FILE;
+    process.env.HOTPATH_PROGRESS_FILE = file;
+    try {
+      expect(specFor(exercise, 1).run.title).toBe(UNREVEALED_STAGE);
+      expect(specFor(exercise, 'broken').run.title).toBe('as shipped');
+      updateExercise(exercise.manifest.id, (p) => ({ ...p, hintsShown: 5 }), file);
+      expect(specFor(exercise, 1).run.title).toBe(UNREVEALED_STAGE);
+      updateExercise(exercise.manifest.id, (p) => ({ ...p, solutionShown: true }), file);
+      expect(specFor(exercise, 1).run.title).toBe(exercise.manifest.stages[0]!.title);
+      expect(specFor(exercise, 2, false).run.title).toBe(UNREVEALED_STAGE);
+    } finally {
+      if (saved === undefined) delete process.env.HOTPATH_PROGRESS_FILE;
+      else process.env.HOTPATH_PROGRESS_FILE = saved;
+    }
   });
 });

@@ -123,35 +123,5 @@ export default defineExercise({
   ceilingCheck,
   contract,
   ceilingContract,
-  stages: [
-    {
-      file: '1-fix-the-guard.ts',
-      title: 'fix the guard',
-      changes:
-        "The guard in attachAfterEvent compared the function itself with true, so it never returned and every request added one more 'after' listener. It now tests the boolean, and the line that set events.defaultMaxListeners to Infinity is gone so a leak like this warns again.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
-    },
-    {
-      file: '2-etag-from-the-route.ts',
-      title: 'ETag from the route',
-      changes:
-        "No 'after' listener and no hashing: the route names the ETag from the seed bytes it just drew, and the middleware only sets Cache-Control. The middleware is less general (each route must supply its ETag), which is the trade-off.",
-      targets: [
-        { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.12 },
-        { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.65 },
-      ],
-    },
-  ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
-  profile: {
-    lookFor:
-      "Use flame (or cpu). Most of the CPU time is not under the /seed/v1 route but under `emit`: the anonymous `after` listener that `attachAfterEvent` adds (line 24 of the shipped file), run once per listener for every response, about three quarters of all samples here. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
-  },
-  hints: [
-    'Load the same server twice in a row (keep `npm run workshop -- run 01` running and run the autocannon line it prints twice): the longer it has been up, the slower it gets. What could grow with every request it has served? Then open the flame graph of `npm run workshop -- profile 01 --stage broken`: the widest stack is not the /seed/v1 route. Which event is being emitted, and by what?',
-    'Something is added on every request and never removed, and Node would warn about it, but `server.ts` has switched that warning off. Delete the line `events.defaultMaxListeners = Infinity`, then start the server with `npm run workshop -- run 01 --trace-warnings` and send it a dozen requests (`for i in $(seq 12); do curl -s -o /dev/null http://127.0.0.1:3000/seed/v1; done`). Read the `MaxListenersExceededWarning` and follow its stack down to your own code: the warning and its stack name the culprit.',
-    "Count them: add `console.log(server.listenerCount('after'));` inside the `/seed/v1` handler for a while and watch the number as you send requests. What number did you expect? One listener would do; how many are there, and what does each one do on every response?",
-    'Read the first line of attachAfterEvent. Which variable is meant to say "already attached", and which one does the guard actually look at?',
-    "The guard tests the function attachAfterEvent instead of the boolean afterEventAttached, so it never returns. Test the boolean and the server is ~100x faster. To go further: the 'after' listener still hashes the whole serialized body after every response; the route knows what it sends and can name the ETag itself.",
-  ],
 });

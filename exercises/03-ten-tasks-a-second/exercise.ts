@@ -134,32 +134,5 @@ export default defineExercise({
   load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 10, settleAfterWarmup: true, turns: { seconds: 2, connections: 6, maxRounds: 9 } },
   check,
   contract,
-  stages: [
-    {
-      file: '1-jsonstream.ts',
-      title: 'JSONStream instead of bfj',
-      changes:
-        "bfj.streamify pushed every token of the JSON as its own chunk, about 16,000 per task, and each one was a separate write into zlib. JSONStream serializes each trace event with JSON.stringify and writes one chunk per event, about 1,600 per task. Its open, separator and close strings are set to '[', ',' and ']' so the text stays exactly JSON.stringify's.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
-    },
-    {
-      file: '2-stringify-then-deflate.ts',
-      title: 'one string, one deflate',
-      changes:
-        'The trace already sits in memory whole, so streaming it saves nothing. JSON.stringify makes one string, zlib.deflate compresses it in one call on the thread pool, and Buffer#toString makes the base64: one chunk instead of 1,600.',
-      targets: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 2.7 }],
-    },
-  ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
-  profile: {
-    lookFor:
-      "Use flame or cpu and search for `bfj`, then `zlib`: about a quarter of the samples sit under bfj's `streamify.js` and `eventify.js` and about two fifths under `node:zlib`, where `processChunk` is the hottest frame of all by self time. bfj hands the deflate stream thousands of tiny chunks per task, and zlib pays a call for each. `(idle)` and `(garbage collector)` take most of the rest: little of the time is the task's own work.",
-  },
-  hints: [
-    'Load it (`npm run workshop -- run 03 --load`) and read the runtime figures: the event loop is hardly delayed, yet ~10 tasks a second finish, though a task waits only 20 ms on the bank. Time the steps of the handler with performance.now(): which one takes the time?',
-    'Profile it with a flame graph (the 0x command is in the README). The widest frames belong to node:zlib (processChunk) and to bfj (streamify.js, eventify.js), and the process sits idle for a third of the samples. Count the chunks: `let n = 0; stream.on(\'data\', () => n++)` on bfj.streamify(trace), and log n when it ends.',
-    'bfj pushes every token of the JSON as a chunk of its own (each brace, comma, key and value): about 16,000 for one task. Each chunk is a separate write into zlib, and each zlib write is a round trip to the libuv thread pool. The article switched to JSONStream, which writes one chunk per value you give it.',
-    "JSONStream.stringify(open, separator, close) runs JSON.stringify on each value written to it. Write the trace's events one by one. Its defaults ('[\\n', '\\n,\\n', '\\n]\\n') add newlines; the probe wants exactly JSON.stringify's text, so pass '[', ',' and ']'. That is stage 1, about 15x.",
-    'JSONStream still makes one zlib write per event, about 1,600 per task. The trace already sits in memory whole, and it is ~65 KB: JSON.stringify it, deflate it in one call (promisify(zlib.deflate)) and .toString(\'base64\') the result. To keep streaming, join the chunks into 64 KB blocks before createDeflate instead. `npm run bench` compares them all.',
-  ],
 });

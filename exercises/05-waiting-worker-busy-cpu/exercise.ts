@@ -407,25 +407,5 @@ export default defineExercise({
   check,
   contract,
   afterLoad,
-  stages: [
-    {
-      file: '1-pino-with-redaction-paths.ts',
-      title: 'pino with redaction paths',
-      changes:
-        "The hand-made logger is replaced by pino with `redact: { paths: [...], censor: '[Redacted]' }` and `pino.destination(LOG_FILE)`. The old logger deep-copied every context object, tested every key against eight patterns, ran eight more regular expressions over every key and string, escaped every string with two more, and built each line by concatenation: about 900 keys and strings and some 13,000 regular-expression calls per task, most of them for the transactions page. pino serializes each line once with JSON.stringify, and its redaction visits only the ten paths named at start-up. The log calls and the lines they write are unchanged. The worker now does ~2.6x the shipped one's tasks/s, close to what the bank's latency allows; an asynchronous destination and a child logger per task were measured as stage 2 candidates and gained nothing.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
-    },
-  ],
   goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
-  profile: {
-    lookFor:
-      "Use flame or cpu and search for `info` or `redact`: the hand-made logger (`write`, `redact`, `scrubString`, `isSecretKey`, `toJson`, `escapeJson`) holds about half of all samples here, over fifteen times the route's own work in `bankRefresh`. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",
-  },
-  hints: [
-    'Compare the figures with what the bank allows. With 60 tasks at a time and a ~20 ms bank, the worker could finish about 2,600 tasks a second; the shipped one does about a third of that, and its p50 latency is more than three times the bank\'s. Watch `top` while it runs under load (`npm run workshop -- run 05 --load`): the node process uses ~70% of one core, for a worker that should mostly wait. The bank is not the limit: every millisecond the event loop spends on one task delays the other 29.',
-    'Profile it under load and find the widest frames (README.md, "How to see it", gives the commands). Search the flame graph for "Logger": how much of the CPU is under Logger.info, and how much of that is redacting and formatting rather than writing?',
-    'Count what Logger.write touches for one task. Every line is deep-copied (JSON.parse of JSON.stringify), then every key is tested against SECRET_KEYS and run through eight SECRET_PATTERNS, every string is run through the eight patterns and escaped by two more, and the line is built by hand. The "transactions fetched" line alone carries 50 transactions of 8 fields each. Each regular expression is fast on its own; about 13,000 of them per task (~900 keys and strings, each meeting 10 to 18 patterns) are not.',
-    "pino 10.4.0 is installed. `pino(options, pino.destination(process.env.LOG_FILE ?? 1))` writes one JSON line per call, `log.info(fields, msg)` takes the same arguments as this file's logger, and the lines have the same shape (level 30, time, pid, hostname, your fields, msg). Its `redact` option takes the paths of the secrets, e.g. 'credentials.password' or 'accounts[*].number', and its default censor is already \"[Redacted]\".",
-    'Name every secret by its path, in every line that carries it. Read each log.info call: the Authorization header sits under request.headers; the logged task carries accessToken, credentials.password, credentials.mfa.answer and each account\'s number; "bank login" has its own credentials; "bank answered" has session.token and the accounts\' numbers; "transactions fetched" has accessToken. Ten paths in all. If you miss one, the probe names the secret it found in the log.',
-  ],
 });

@@ -97,7 +97,7 @@ export function exercisePage(options: {
   const hintItems = hintsHtml.map((html, i) => `<li class="hp-hint" data-index="${i + 1}">${html}</li>`).join('');
   const body = `
 <p class="hp-crumbs"><a href="/">exercises</a> / ${e(id.slice(0, 2))} · <span class="hp-status hp-status-${status.kind}" id="exercise-status">${e(status.text)}</span>
-${deck ? ` · <a id="deck-link" href="/slides/${e(deck.id)}">slides</a>` : ''} · <a href="#hints">hints</a> · <a href="#live">live runs</a></p>
+${deck ? ` · <a id="deck-link" href="/slides/${e(deck.id)}">slides</a>` : ''} · <a href="#hints">hints</a> · <a href="#live">live runs</a>${progress.passed || progress.solutionShown ? ` · <a id="solution-link" href="/exercises/${e(id)}/solution">solution</a>` : ' · <span class="hp-dim" id="solution-link">solution after a pass</span>'}</p>
 <article id="brief" class="hp-brief" data-exercise="${e(id)}">${briefHtml}</article>
 <section id="hints" data-exercise="${e(id)}" data-total="${hints.length}" data-shown="${shown}">
 <h2>Hints</h2>
@@ -127,6 +127,25 @@ export function slidesIndexPage(decks: DeckLink[]): string {
   const items = decks.map((d) => `<li data-deck="${e(d.id)}"><a href="/slides/${e(d.id)}">${e(d.title)}</a> <span class="hp-dim">${e(d.id)}</span></li>`);
   const body = `<h1>Slides</h1><p>Arrow keys move through a deck; a deck's own page explains its presenter view.</p><ul id="decks-list" class="hp-deck-list">${items.join('')}</ul>`;
   return layout('Slides', body);
+}
+
+/** The solution view, once unlocked: each stage by name, what it changes, and the solutions README. */
+export function solutionViewPage(options: {
+  exercise: Exercise;
+  stages: { number: number; title: string; changesHtml: string; file: string }[];
+  readmeHtml: string;
+}): string {
+  const { exercise, stages, readmeHtml } = options;
+  const { id, title } = exercise.manifest;
+  const items = stages
+    .map((s) => `<li class="hp-stage" data-stage="${s.number}"><strong>Stage ${s.number}: ${e(s.title)}</strong> <code class="hp-dim">${e(s.file)}</code><p>${s.changesHtml}</p></li>`)
+    .join('');
+  const body = `
+<p class="hp-crumbs"><a href="/">exercises</a> / <a href="/exercises/${e(id)}">${e(id.slice(0, 2))} · ${e(title)}</a> / solution</p>
+<section id="stages"><h2>The stages</h2><ol class="hp-stage-list">${items}</ol>
+<p class="hp-dim">Each stage's diff: <code>npm run workshop -- solution ${e(id.slice(0, 2))}</code>.</p></section>
+<article id="solution" class="hp-brief" data-exercise="${e(id)}">${readmeHtml}</article>`;
+  return layout(`${id.slice(0, 2)} · solution`, body);
 }
 
 export function errorPage(status: number, message: string): string {

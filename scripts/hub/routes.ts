@@ -15,7 +15,7 @@ import { deckPage, listDecks, loadDeck } from './slides.ts';
 import { demoChoices, verifyChoices } from '../bench.ts';
 import { choicesOf, parseServers } from './choices.ts';
 import { HttpError, readJson, redirect, send, sendHtml, sendJson } from './http.ts';
-import { errorPage, exercisePage, hintButton, hintsStatus, homePage, slidesIndexPage, statusOf } from './pages.ts';
+import { errorPage, exercisePage, hintButton, hintsStatus, homePage, slidesIndexPage, solutionViewPage, statusOf } from './pages.ts';
 import type { Runs } from './runs.ts';
 import { readAsset, type Asset } from './static.ts';
 
@@ -82,6 +82,30 @@ const exercise: Handler = async (ctx, _req, res, [name]) => {
   const progress = progressOf(id);
   const deck = listDecks().find((d) => d.id === id);
   sendHtml(res, 200, exercisePage({ exercise: found, briefHtml: brief, progress, hintsHtml: hintsHtml(ctx, found, progress.hintsShown), deck }));
+};
+
+/**
+ * The solution view: the stages by name with what each changes, and solutions/<id>/README.md. Locked
+ * (403, saying how to unlock it) until the progress file records a pass or the solution shown, as the
+ * CLI's `solution` command is.
+ */
+const solutionPage: Handler = async (ctx, _req, res, [name]) => {
+  const found = await findExercise(ctx, name!);
+  const { id, stages } = found.manifest;
+  if (name !== id) return redirect(res, `/exercises/${id}/solution`);
+  const progress = progressOf(id);
+  if (!progress.passed && !progress.solutionShown) {
+    const nn = id.slice(0, 2);
+    throw new HttpError(403, `The solution of ${id} unlocks once your server passes (npm run workshop -- verify ${nn}), or once you have opened it with npm run workshop -- solution ${nn} --force.`);
+  }
+  let readme: string;
+  try {
+    readme = ctx.markdown.render(readFileSync(path.join(found.solutionsDir, 'README.md'), 'utf8'));
+  } catch {
+    readme = `<p class="hp-warning">solutions/${id}/README.md could not be read.</p>`;
+  }
+  const stageList = stages.map((stage, i) => ({ title: stage.title, changesHtml: ctx.markdown.renderInline(stage.changes), file: `solutions/${id}/${stage.file}`, number: i + 1 }));
+  sendHtml(res, 200, solutionViewPage({ exercise: found, stages: stageList, readmeHtml: readme }));
 };
 
 const exerciseJson: Handler = async (ctx, _req, res, [name]) => {
@@ -178,6 +202,7 @@ const pageGet = (handler: Handler) => ({ GET: handler, HEAD: handler });
 export const ROUTES: Route[] = [
   { pattern: /^\/$/, methods: pageGet(home) },
   { pattern: new RegExp(`^/exercises/${ID}$`), methods: pageGet(exercise) },
+  { pattern: new RegExp(`^/exercises/${ID}/solution$`), methods: pageGet(solutionPage) },
   { pattern: /^\/slides$/, methods: pageGet(slidesIndex) },
   { pattern: new RegExp(`^/slides/${ID}$`), methods: pageGet(deck) },
   { pattern: /^\/assets\/([A-Za-z0-9][A-Za-z0-9._-]{0,80})$/, methods: pageGet(asset) },

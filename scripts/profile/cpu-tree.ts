@@ -186,3 +186,13 @@ export function hottestFunctions(tree: Frame, count = 15): HotFunction[] {
   }
   return [...byFunction.values()].sort((a, b) => b.self - a.self).slice(0, count);
 }
+
+/**
+ * The share of all samples spent in frames that match (`name` exactly, `file` as a part of the path) and
+ * below them: the outermost match on each path counts, so a function that calls itself is counted once.
+ */
+export function shareOf(tree: Frame, match: { name?: string; file?: string }): number {
+  const matches = (frame: Frame) => (match.name === undefined || frame.name === match.name) && (match.file === undefined || frame.file.includes(match.file));
+  const sum = (frame: Frame): number => (frame !== tree && matches(frame) ? frame.total : frame.children.reduce((total, child) => total + sum(child), 0));
+  return tree.total > 0 ? sum(tree) / tree.total : 0;
+}

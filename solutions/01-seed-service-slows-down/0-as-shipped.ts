@@ -16,11 +16,10 @@ function sha512Hex(text: string): string {
 // successful response, from a hash of the body that was sent.
 function etagger(server: restify.Server): restify.RequestHandler {
   const etags: Record<string, string> = {};
-  let afterEventAttached = false;
 
-  function attachAfterEvent(): void {
-    if (Object.is(attachAfterEvent, true)) return;
-    afterEventAttached = true;
+  // One listener sees every response: attach it once.
+  function attachAfterEvent(res: restify.Response): void {
+    if (res.listenerCount('after') > 0) return;
     server.on('after', (req: restify.Request, res: restify.Response) => {
       const body: unknown = (res as unknown as { _body?: unknown })._body;
       if (res.statusCode !== 200 || !body) return;
@@ -31,7 +30,7 @@ function etagger(server: restify.Server): restify.RequestHandler {
   }
 
   return function etag(req, res, next) {
-    attachAfterEvent();
+    attachAfterEvent(res);
     const key = sha512Hex(req.url ?? '');
     if (key in etags) res.header('ETag', etags[key]);
     res.header('Cache-Control', 'public, max-age=120');

@@ -1,7 +1,5 @@
 // Exercise 01, stage 1: fix the guard.
-// The guard compared the function attachAfterEvent with true, which is never the case, so every request
-// attached one more 'after' listener and every response ran all of them. It now tests the boolean, and
-// the line that hid MaxListenersExceededWarning is gone, so a leak like this one warns again.
+// Why and what it measured: solutions/01-seed-service-slows-down/README.md.
 import crypto from 'node:crypto';
 import restify from 'restify';
 

@@ -1,8 +1,5 @@
-// Exercise 01, stage 2: the route supplies the ETag.
-// Stage 1 still hashed every response twice after sending it (sha512 of the URL and of the whole
-// serialized body) and once more before it (the URL again). The route already knows what it sends:
-// the seed bytes it just drew identify the response, so it names the version itself and the middleware
-// only adds the caching header. No 'after' listener, no JSON.stringify of the body, no cache to keep.
+// Exercise 01, stage 2: ETag from the route.
+// Why and what it measured: solutions/01-seed-service-slows-down/README.md.
 import crypto from 'node:crypto';
 import restify from 'restify';
 

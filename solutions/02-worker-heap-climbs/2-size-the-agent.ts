@@ -1,10 +1,6 @@
 // node-flags: --max-old-space-size=1536
-// Exercise 02: the worker whose heap climbs.
-// A bank-integration worker: POST /tasks runs one task (it waits on the bank, then answers with a
-// summary). After answering, it uploads the task's network trace to S3 for debugging. It handles many
-// tasks at once. Under sustained load its heap climbs and climbs. Find out why (README.md), fix this file.
-// Stage 2: the S3 client's HTTP agent allows 50 sockets by default, so uploads past the 50th wait in
-// the agent's queue, each holding its payload. An agent sized for the work lets them all go out.
+// Exercise 02, stage 2: size the S3 agent.
+// Why and what it measured: solutions/02-worker-heap-climbs/README.md.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';

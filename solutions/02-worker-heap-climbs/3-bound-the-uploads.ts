@@ -1,12 +1,6 @@
 // node-flags: --max-old-space-size=1536
-// Exercise 02: the worker whose heap climbs.
-// A bank-integration worker: POST /tasks runs one task (it waits on the bank, then answers with a
-// summary). After answering, it uploads the task's network trace to S3 for debugging. It handles many
-// tasks at once. Under sustained load its heap climbs and climbs. Find out why (README.md), fix this file.
-// Stage 3: the sized agent of stage 2, and the debugging upload no longer floats. Uploads go through a
-// small queue with a fixed number of slots; a task waits for a free slot before it answers, so when S3
-// is slow the worker slows down with it (back-pressure) instead of piling payloads on its heap.
-// Every payload is still uploaded.
+// Exercise 02, stage 3: bound the uploads.
+// Why and what it measured: solutions/02-worker-heap-climbs/README.md.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,9 +1,5 @@
-// Exercise 03, stage 1: JSONStream instead of bfj (the article's fix).
-// bfj.streamify pushes every token of the JSON (each brace, comma, key and value) as a chunk of its
-// own, and each chunk is a separate write into zlib: about 16,000 per task. JSONStream
-// serializes each trace event with JSON.stringify and writes it as one chunk: about 1,600 per
-// task. The open, separator and close strings are set so that the text is exactly JSON.stringify's;
-// JSONStream's defaults ('[\n', '\n,\n', '\n]\n') would add newlines.
+// Exercise 03, stage 1: JSONStream instead of bfj.
+// Why and what it measured: solutions/03-ten-tasks-a-second/README.md.
 import { randomInt } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -1,6 +1,6 @@
 // node-flags: --max-semi-space-size=16
-// The line above pins the young generation's semi-space at 16 MB, the default of Node 20 and 22 (and of
-// the Node Plaid ran). Node 24 starts with a larger one; pinned, the worker behaves alike on all three.
+// The line above keeps a V8 setting at the default of Node 20 and 22 (and of the Node Plaid ran); Node 24's
+// default differs, and with it kept, the worker behaves alike on all three.
 // Exercise 04: the parallel worker that got slower per task.
 // A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
 // a new statement, reads its pages one after the other, and answers with the totals per account. Around

@@ -1,11 +1,5 @@
-// Exercise 04, stage 1: a bigger semi-space. The code is the shipped code, unchanged; only the flag in the
-// node-flags comment below changed (16 to 256). The workshop starts this file with it (the manifest adds
-// no flag of its own).
-// A restify worker that refreshes an account holder's transactions from a slow bank: GET /refresh opens
-// a new statement, reads its pages one after the other, and answers with the totals per account. Around
-// 30 refreshes are in flight at once. Find out where the time goes (see README.md), then fix this file.
-// 256 MB per semi-space holds what the 30 refreshes in flight allocate while one of them runs, with room
-// to spare, so most parsed pages are garbage before a scavenge finds them (see the README for 64 and 128).
+// Exercise 04, stage 1: bigger semi-space.
+// Why and what it measured: solutions/04-parallel-worker-slows/README.md.
 // node-flags: --max-semi-space-size=256
 import restify from 'restify';
 // The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.

@@ -1,10 +1,6 @@
 // node-flags: --max-semi-space-size=16
-// The line above pins the young generation's semi-space at 16 MB, the default of Node 20 and 22 (and of
-// the Node Plaid ran). Node 24 starts with a larger one; pinned, the worker behaves alike on all three.
-// Exercise 04, stage 2: keep only the totals. Each page is folded into the refresh's running totals as
-// soon as it is parsed, and the parsed page is dropped before the next wait on the bank, so almost nothing
-// the parser made is alive when a scavenge comes. The semi-space stays at the shipped 16 MB: no bigger
-// young generation is needed.
+// Exercise 04, stage 2: keep only the totals.
+// Why and what it measured: solutions/04-parallel-worker-slows/README.md.
 import restify from 'restify';
 // The slow bank (bank.ts, not yours to change). The path is written so it also works from solutions/.
 import { Bank } from '../../exercises/04-parallel-worker-slows/bank.ts';

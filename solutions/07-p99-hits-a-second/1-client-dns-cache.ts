@@ -1,10 +1,5 @@
-// Exercise 07, stage 1: the StatsD client's own DNS cache. Fast, and wrong on purpose.
-// hot-shots sent every metric to a hostname, so every metric asked the DNS server for the name: four
-// lookups per decision, more than the DNS server answers, and the registry's new connections waited
-// behind them. `cacheDns: true` makes the client look the name up once and keep the address for
-// cacheDnsTtl (60 s by default; forever in the client Klarna used), whatever the record's TTL says.
-// The lookups and the latency are gone. But when the StatsD record moves, the metrics keep going to the
-// old address: the after-load check moves it and rejects this stage, as Klarna rejected this option.
+// Exercise 07, stage 1: the StatsD client's own DNS cache.
+// Why and what it measured: solutions/07-p99-hits-a-second/README.md.
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
 import '../../exercises/07-p99-hits-a-second/platform-dns.ts';
 import http from 'node:http';

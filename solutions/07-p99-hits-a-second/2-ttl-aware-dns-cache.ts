@@ -1,9 +1,5 @@
-// Exercise 07, stage 2: a lookup cache outside the clients that honours the TTL.
-// One cacheable-lookup for the process, asking the same DNS server as the platform does, used by the
-// StatsD client's UDP socket (udpSocketOptions.lookup) and by the registry's HTTP agent (install). Each
-// name is asked once per TTL instead of once per metric, and a moved record is followed within its TTL.
-// Klarna did the same by monkey-patching the dns module with a cache; handing the lookup to each client
-// keeps the change where it is used.
+// Exercise 07, stage 2: a lookup cache that honours the TTL.
+// Why and what it measured: solutions/07-p99-hits-a-second/README.md.
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
 import '../../exercises/07-p99-hits-a-second/platform-dns.ts';
 import type { SocketOptions } from 'node:dgram';

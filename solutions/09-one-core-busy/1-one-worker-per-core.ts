@@ -1,9 +1,5 @@
-// Exercise 09, stage 1: one worker process per core.
-// One Node process runs JavaScript on one core at a time, so the shipped service used one core of the
-// machine however busy it was. Here the primary process forks one worker per core; the workers share the
-// port (the primary accepts connections and hands them out in turn) and each runs the unchanged service.
-// A worker that dies while serving is replaced, so one crash costs a core's worth of capacity for a
-// moment, not the service.
+// Exercise 09, stage 1: one worker per core.
+// Why and what it measured: solutions/09-one-core-busy/README.md.
 import cluster from 'node:cluster';
 import os from 'node:os';
 import restify from 'restify';

@@ -1,0 +1,48 @@
+// Exercise 02's reference stages, its hints and what its profile shows. They name the fix, so they
+// live with the solutions; the trainee's folder holds the declaration (exercises/02-worker-heap-climbs/exercise.ts).
+// scripts/exercises.ts merges the two into the exercise's manifest.
+import { defineSolution } from '../../scripts/manifest.ts';
+
+export default defineSolution({
+  stages: [
+    {
+      file: '1-raise-the-heap-limit.ts',
+      title: 'raise the heap limit',
+      changes:
+        "Only the Node flag changes: --max-old-space-size goes from the container's 1,536 MB to 6,144 MB, and the code is the shipped code.",
+      targets: [{ metric: 'heapGrowth', against: 'broken', atLeast: 0.4 }],
+    },
+    {
+      file: '2-size-the-agent.ts',
+      title: 'size the S3 agent',
+      changes:
+        "The S3 client gets an HTTP agent with 512 sockets instead of the SDK's default 50, so uploads no longer queue in the agent with their payloads.",
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.3 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+      ],
+    },
+    {
+      file: '3-bound-the-uploads.ts',
+      title: 'bound the uploads',
+      changes:
+        "Keeps stage 2's agent and bounds the uploads: at most 128 run at once, and a task waits for a free slot before it answers.",
+      targets: [
+        { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
+        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+      ],
+    },
+  ],
+  profile: {
+    lookFor:
+      "Use heap (clinic heapprofiler; it works on Node 22 and 24, and on Node 20 the command falls back to cpu). Of the memory still held when the load ends, over 200 MB after 12 s here, about half is base64 strings (`toString` under `compress`) and a fifth the network traces (`recordTrace` in trace.ts): the payloads of uploads nobody awaited, each kept until it gets one of the SDK's 50 sockets to S3. In cpu or flame the same bug is only CPU spent in the AWS SDK (about a third of the samples), `node:zlib` and `(garbage collector)`, which does not say that memory piles up.",
+  },
+  hints: [
+    'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',
+    "Read `active resources (peak)` in the same table: thousands of `Timeout`s for a worker that runs 30 tasks at once, and after the load, payloads keep arriving in the bucket for seconds. Each S3 request the client has not finished keeps a timer. So uploads are waiting. Why would an upload wait, when S3 answers every request in about 200 ms?",
+    "The growth is work left over after each answer. Which call in the route is neither awaited nor bounded? `@typescript-eslint/no-floating-promises` would flag it; Plaid found theirs by searching for the places where that rule was switched off. Each of those calls holds its task's trace and its compressed payload on the heap until it is done: count how many are still pending when the load stops.",
+    "The pending uploads are not slow to compress; they are waiting for a socket. ~400 tasks a second at 200 ms per upload need ~80 uploads in flight (rate x time). Node's own agent has no socket limit, but the AWS SDK's HTTP handler (v3, like the v2 client in the article) allows 50 sockets per host. What happens to the 51st upload, and to the payload it holds?",
+    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. That was Plaid's fix. Do not simply await each upload before answering: that stops the growth too, but makes every task 200 ms longer (~0.3x the shipped server's tasks/s, which misses the target).",
+    'The upload still floats: if S3 slows down, the pile comes back. Bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots (128, say), and a task waits for a free slot before it answers. Every payload must still be uploaded.',
+  ],
+});

@@ -1,0 +1,35 @@
+// Exercise 03's reference stages, its hints and what its profile shows. They name the fix, so they
+// live with the solutions; the trainee's folder holds the declaration (exercises/03-ten-tasks-a-second/exercise.ts).
+// scripts/exercises.ts merges the two into the exercise's manifest.
+import { defineSolution } from '../../scripts/manifest.ts';
+
+export default defineSolution({
+  stages: [
+    {
+      file: '1-jsonstream.ts',
+      title: 'JSONStream instead of bfj',
+      changes:
+        "bfj.streamify, which wrote every JSON token into zlib as its own chunk, is replaced by JSONStream.stringify('[', ',', ']'), which writes one chunk per trace event.",
+      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+    },
+    {
+      file: '2-stringify-then-deflate.ts',
+      title: 'one string, one deflate',
+      changes:
+        "No stream: the trace is serialized with one JSON.stringify, compressed with one zlib.deflate call and turned into base64 with Buffer#toString.",
+      targets: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 2.7 }],
+    },
+  ],
+  profile: {
+    lookFor:
+      "Use flame or cpu and search for `bfj`, then `zlib`: about a quarter of the samples sit under bfj's `streamify.js` and `eventify.js` and about two fifths under `node:zlib`, where `processChunk` is the hottest frame of all by self time. bfj hands the deflate stream thousands of tiny chunks per task, and zlib pays a call for each. `(idle)` and `(garbage collector)` take most of the rest: little of the time is the task's own work.",
+  },
+  hints: [
+    "Load it (`npm run workshop -- run 03 --load`) and read the runtime figures: the event loop is hardly delayed, yet ~10 tasks a second finish, though a task waits only 20 ms on the bank. And why would a worker that only waits on a 20 ms bank have dozens of `Timeout`s pending? Time the steps of the handler with performance.now(): which one takes the time? Plaid's logs pointed at the same step: it once took 4 minutes, against a usual task of 4 seconds.",
+    "Profile it with a flame graph (the 0x command is in the README) and search for `zlib`, then for `bfj`. Measured here: ~23% of the samples under bfj's streamify.js and eventify.js, ~22% under node:zlib (processChunk is the hottest frame of all by self time, ~21%), and ~37% idle. Count the chunks: `let n = 0; stream.on('data', () => n++)` on bfj.streamify(trace), and log n when it ends. How many writes does zlib get for one task?",
+    "Benchmark locally, as Plaid did: `npm run bench` runs the same trace through bfj, JSONStream, json-stream-stringify and JSON.stringify, each on its own and into zlib. Plaid's benchmark found bfj ~5x slower than JSONStream, and they swapped it. Compare each serializer alone with the same serializer into zlib: what costs more, the serializer or what happens to its output?",
+    'bfj pushes every token of the JSON as a chunk of its own (each brace, comma, key and value): about 16,000 for one task. Each chunk is a separate write into zlib, and each zlib write is a round trip to the libuv thread pool. The article switched to JSONStream, which writes one chunk per value you give it.',
+    "JSONStream.stringify(open, separator, close) runs JSON.stringify on each value written to it. Write the trace's events one by one. Its defaults ('[\\n', '\\n,\\n', '\\n]\\n') add newlines; the probe wants exactly JSON.stringify's text, so pass '[', ',' and ']'. That is stage 1, about 15x.",
+    'JSONStream still makes one zlib write per event, about 1,600 per task. The trace already sits in memory whole, and it is ~65 KB: JSON.stringify it, deflate it in one call (promisify(zlib.deflate)) and .toString(\'base64\') the result. To keep streaming, join the chunks into 64 KB blocks before createDeflate instead. `npm run bench` compares them all.',
+  ],
+});

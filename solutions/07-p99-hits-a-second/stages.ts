@@ -1,0 +1,44 @@
+// Exercise 07's reference stages, its hints and what its profile shows. They name the fix, so they
+// live with the solutions; the trainee's folder holds the declaration (exercises/07-p99-hits-a-second/exercise.ts).
+// scripts/exercises.ts merges the two into the exercise's manifest.
+import { defineSolution } from '../../scripts/manifest.ts';
+
+export default defineSolution({
+  stages: [
+    {
+      file: '1-client-dns-cache.ts',
+      title: "the StatsD client's own DNS cache",
+      changes:
+        "hot-shots caches the StatsD address itself (`cacheDns: true`, for an hour), so the name is looked up once instead of for every metric; the cache ignores the record's TTL, so this stage is wrong on purpose.",
+      targets: [
+        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
+        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+      ],
+      expectedToFail: {
+        why: 'Fast, and what the StatsD client offers; but its cache ignores the record\'s TTL, so metrics do not follow a moved StatsD record.',
+        problem: 'still reach the old address',
+      },
+    },
+    {
+      file: '2-ttl-aware-dns-cache.ts',
+      title: 'a lookup cache that honours the TTL',
+      changes:
+        "One cacheable-lookup for the process, asking the platform's DNS server and keeping each answer for its TTL, is given to the StatsD client's UDP socket (`udpSocketOptions.lookup`) and to the registry's HTTP agent (`install`).",
+      targets: [
+        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
+        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+      ],
+    },
+  ],
+  profile: {
+    lookFor:
+      "Use cpu or flame, and read what is missing: over half of the samples are `(idle)` while p99 is seconds, so requests wait on something other than the CPU. Search for `lookup`: for every metric hot-shots sends (`sendStat`, four per request), `platformLookup` in platform-dns.ts starts a c-ares `query` for the StatsD host's name, and those queries queue at the DNS server. A profile shows each lookup being started, not the wait; the probe's async resources in flight (`run 07 --load`) count the lookups waiting.",
+  },
+  hints: [
+    'CPU, memory and open sockets look normal: `npm run workshop -- run 07 --load` shows under a hundred TCP sockets for 30 connections and a registry. Read the last column of the runtime figures instead, the async resources in flight: which type runs into the thousands, and what does it stand for?',
+    'QUERYWRAP is a DNS query in flight (c-ares; with getaddrinfo it would be a GetAddrInfoReqWrap, Klarna\'s UV_GETADDRINFO). Count the names this service resolves and how often it resolves each: per decision, how many lookups does it start?',
+    'Watch the StatsD client: start the service with `NODE_DEBUG=hot-shots npm run workshop -- run 07` and send one `curl`. How many sends does one decision make, and is each one addressed to an IP address or to a name? Then do the arithmetic against a DNS server that answers 1,000 lookups a second.',
+    "hot-shots sends every metric to a hostname, and a UDP send to a hostname looks the name up first, every time: four lookups per decision, more than the DNS server can answer at this load. Nothing awaits a metric, so why does a request wait? Follow the registry call: its load balancer closes a connection after 10 requests, and the new connection looks up `experiments.hotpath.test` at the back of the same queue.",
+    "Cache the lookups outside the clients, for the TTL the record carries: cacheable-lookup (installed) asked of the DNS server in DNS_SERVER, given to the StatsD client's UDP socket (`udpSocketOptions: { lookup }`) and installed on the registry's HTTP agent. hot-shots' own `cacheDns` is fast too, but keeps an address for 60 s whatever the TTL: the after-load check moves the StatsD record and watches where the metrics go.",
+  ],
+});
