@@ -81,8 +81,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
         value: TOOLS.join('|'),
         description:
           'flame (clinic flame: where the CPU time goes), doctor (clinic doctor: CPU, memory, event-loop delay over time), ' +
-          "heap (clinic heapprofiler: what allocated the memory), cpu (node --cpu-prof as a flame graph, any Node). Default: flame, or cpu " +
-          'where clinic flame does not work; a clinic tool known broken on this Node falls back to cpu',
+          "heap (clinic heapprofiler: what allocated the memory), cpu (node --cpu-prof as a flame graph at lines of your .ts file, any Node). " +
+          'Default: cpu; a clinic tool known broken on this Node falls back to cpu',
       },
       'trace-warnings': { description: 'start the server with node --trace-warnings and show the warnings it printed' },
     },

@@ -1,6 +1,6 @@
 // The frames an exercise's profile advice names (`profile.frames` beside its `lookFor`, in
 // solutions/NN/stages.ts) are there, at the share each claims, in `profile --tool cpu` of the shipped
-// server on the Node version this runs on. It profiles nine servers, about a minute and a half, so it is
+// server on the Node version this runs on. It profiles nine servers, about two minutes, so it is
 // not part of `npm test` (where it is skipped): CI runs it on Node 20 and 24, and by hand:
 //   npm run test:frames                                      (this Node)
 //   scripts/with-node.sh 24.22.3 npm run test:frames         (Node 24)
@@ -17,8 +17,6 @@ import { liveServerCount } from '../scripts/server-process.ts';
 
 const RUN = process.env.HOTPATH_PROFILE_FRAMES === '1';
 const exercises = RUN ? await loadAllExercises() : [];
-/** A shorter load than the exercise's own: shares settle within seconds, and nine profiles add up. */
-const LOAD = { warmupSeconds: 1, durationSeconds: 4 };
 
 const percent = (share: number) => `${(100 * share).toFixed(1)}%`;
 
@@ -38,8 +36,9 @@ describe.runIf(RUN)(`profile advice, --tool cpu on Node ${process.versions.node}
 
   it.for(exercises.map((exercise) => [exercise.manifest.id, exercise] as const))('%s', { timeout: 120_000 }, async ([, exercise]) => {
     const { ramp: _ramp, ...steady } = exercise.manifest.load;
-    const short = { ...exercise, manifest: { ...exercise.manifest, load: { ...steady, ...LOAD } } };
-    const result = await writeProfile(short, { choice: 'broken', tool: 'cpu', traceWarnings: false, profilesDir });
+    // The exercise's own steady load, as `profile NN --tool cpu` runs it for a trainee.
+    const steadyOnly = { ...exercise, manifest: { ...exercise.manifest, load: steady } };
+    const result = await writeProfile(steadyOnly, { choice: 'broken', tool: 'cpu', traceWarnings: false, profilesDir });
     const { tree } = embeddedProfile(readFileSync(result.html, 'utf8'));
     const measured = exercise.manifest.profile!.frames!.map((claim) => ({ claim, share: shareOf(tree, claim) }));
     const what = (claim: { name?: string; file?: string }) => [claim.name, claim.file && `in ${claim.file}`].filter(Boolean).join(' ');

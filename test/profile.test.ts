@@ -100,7 +100,9 @@ describe('flame graph page', () => {
 
 describe('profile tools and helpers', () => {
   it('falls back to cpu where a clinic tool is known broken, and says why in one line', () => {
-    expect(chooseTool(undefined, 20)).toEqual({ tool: 'flame' });
+    expect(chooseTool(undefined, 20)).toEqual({ tool: 'cpu' });
+    expect(chooseTool(undefined, 24)).toEqual({ tool: 'cpu' });
+    expect(chooseTool('flame', 20)).toEqual({ tool: 'flame' });
     expect(chooseTool('cpu', 20)).toEqual({ tool: 'cpu' });
     for (const tool of ['doctor', 'heap'] as const) {
       const choice = chooseTool(tool, 20);

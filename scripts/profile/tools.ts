@@ -75,9 +75,13 @@ export interface ToolChoice {
   fallback?: string;
 }
 
-/** The tool to run: the one asked for if it works here, else cpu; by default flame where it works, else cpu. */
+/**
+ * The tool to run: the one asked for if it works here, else cpu. By default cpu: its positions are lines
+ * of the .ts file the trainee edits (clinic's are positions in the code tsx produced), and the exercises'
+ * advice is checked against it (test/profile-frames.test.ts).
+ */
 export function chooseTool(requested: ProfileTool | undefined, major = nodeMajor()): ToolChoice {
-  const wanted = requested ?? 'flame';
+  const wanted = requested ?? 'cpu';
   const reason = brokenReason(wanted, major);
   if (!reason || wanted === 'cpu') return { tool: wanted };
   const name = `clinic ${CLINIC_COMMAND[wanted]}`;

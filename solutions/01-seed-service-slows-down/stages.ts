@@ -25,7 +25,12 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use flame (or cpu). Most of the CPU time is not under the /seed/v1 route but under `emit`: the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response, about three quarters of all samples here. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+      "Use cpu (or flame). Most of the time, over four fifths of the samples here on Node 20 and 24, is not under the /seed/v1 route but under `emit` (node:events): the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), about half of all samples, and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "emit", file: "node:events", atLeast: 0.55 },
+      { name: "sha512Hex", atLeast: 0.3 },
+    ],
   },
   hints: [
     'Load the same server twice in a row (keep `npm run workshop -- run 01` running and run the autocannon line it prints twice): the longer it has been up, the slower it gets. What could grow with every request it has served? Then open the flame graph of `npm run workshop -- profile 01 --stage broken`: the widest stack is not the /seed/v1 route. Which event is being emitted, and by what?',

@@ -35,7 +35,13 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use heap (clinic heapprofiler; it works on Node 22 and 24, and on Node 20 the command falls back to cpu). Of the memory still held when the load ends, over 200 MB after 12 s here, about half is base64 strings (`toString` under `compress`) and a fifth the network traces (`recordTrace` in trace.ts): the payloads of uploads nobody awaited, each kept until it gets one of the SDK's 50 sockets to S3. In cpu or flame the same bug is only CPU spent in the AWS SDK (about a third of the samples), `node:zlib` and `(garbage collector)`, which does not say that memory piles up.",
+      "Use heap (clinic heapprofiler; it works on Node 22 and 24, and on Node 20 the command falls back to cpu). Of the memory still held when the load ends, over 200 MB after 12 s here, about half is base64 strings (`toString` under `compress`) and a fifth the network traces (`recordTrace` in trace.ts): the payloads of uploads nobody awaited, each kept until it gets one of the SDK's 50 sockets to S3. In cpu the same bug is only CPU: `node:zlib` (a quarter of the samples here), the AWS SDK's HTTP stack in the `@smithy/` packages (a fifth) and the `(garbage collector)` (a tenth or more), which does not say that memory piles up.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { file: "node:zlib", atLeast: 0.15 },
+      { file: "@smithy/", atLeast: 0.12 },
+      { name: "(garbage collector)", atLeast: 0.06 },
+    ],
   },
   hints: [
     'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',

@@ -22,11 +22,17 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use flame or cpu and search for `bfj`, then `zlib`: about a quarter of the samples sit under bfj's `streamify.js` and `eventify.js` and about two fifths under `node:zlib`, where `processChunk` is the hottest frame of all by self time. bfj hands the deflate stream thousands of tiny chunks per task, and zlib pays a call for each. `(idle)` and `(garbage collector)` take most of the rest: little of the time is the task's own work.",
+      "Use cpu and read what is missing first: two thirds of the samples here are `(idle)`, yet a task that waits 20 ms on the bank takes seconds. What does run is the trace on its way into the deflate stream: bfj's streamify (`node_modules/bfj/`, about an eighth of the samples) and `node:zlib` (about an eighth), with `processChunk` at its top. bfj hands the deflate stream thousands of tiny chunks per task, and each one goes through the stream machinery to the thread pool and back before the next: the task waits on those round trips, chunk after chunk.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "(idle)", atLeast: 0.45 },
+      { file: "node_modules/bfj/", atLeast: 0.08 },
+      { file: "node:zlib", atLeast: 0.08 },
+    ],
   },
   hints: [
     "Load it (`npm run workshop -- run 03 --load`) and read the runtime figures: the event loop is hardly delayed, yet ~10 tasks a second finish, though a task waits only 20 ms on the bank. And why would a worker that only waits on a 20 ms bank have dozens of `Timeout`s pending? Time the steps of the handler with performance.now(): which one takes the time? Plaid's logs pointed at the same step: it once took 4 minutes, against a usual task of 4 seconds.",
-    "Profile it with a flame graph (the 0x command is in the README) and search for `zlib`, then for `bfj`. Measured here: ~23% of the samples under bfj's streamify.js and eventify.js, ~22% under node:zlib (processChunk is the hottest frame of all by self time, ~21%), and ~37% idle. Count the chunks: `let n = 0; stream.on('data', () => n++)` on bfj.streamify(trace), and log n when it ends. How many writes does zlib get for one task?",
+    "Profile it with a flame graph (the 0x command is in the README) and search for `zlib`, then for `bfj`. Measured here with `npm run workshop -- profile 03 --tool cpu`: about two thirds of the samples are idle, an eighth under bfj's streamify.js and an eighth under node:zlib, with processChunk at its top. Count the chunks: `let n = 0; stream.on('data', () => n++)` on bfj.streamify(trace), and log n when it ends. How many writes does zlib get for one task?",
     "Benchmark locally, as Plaid did: `npm run bench` runs the same trace through bfj, JSONStream, json-stream-stringify and JSON.stringify, each on its own and into zlib. Plaid's benchmark found bfj ~5x slower than JSONStream, and they swapped it. Compare each serializer alone with the same serializer into zlib: what costs more, the serializer or what happens to its output?",
     'bfj pushes every token of the JSON as a chunk of its own (each brace, comma, key and value): about 16,000 for one task. Each chunk is a separate write into zlib, and each zlib write is a round trip to the libuv thread pool. The article switched to JSONStream, which writes one chunk per value you give it.',
     "JSONStream.stringify(open, separator, close) runs JSON.stringify on each value written to it. Write the trace's events one by one. Its defaults ('[\\n', '\\n,\\n', '\\n]\\n') add newlines; the probe wants exactly JSON.stringify's text, so pass '[', ',' and ']'. That is stage 1, about 15x.",

@@ -31,7 +31,12 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu or flame: `(garbage collector)` is the widest frame, over 40% of the samples here, and these are scavenges, the young generation's collector. The server's own hottest frame is `readStatement`, whose self time is `JSON.parse` of each page; it keeps every parsed page until the last one arrives, so each scavenge finds them alive and copies them. The share of wall time in scavenges is exact in the runtime table of `run 04 --load`.",
+      "Use cpu: the server's own widest frame is `readStatement` (over two fifths of the samples here), whose self time is `JSON.parse` of each page, and `(garbage collector)` takes a quarter to a third of all samples: scavenges, the young generation's collector. readStatement keeps every parsed page until the last one arrives, so each scavenge finds them alive and copies them. clinic flame on Node 20 draws no collector frame: there its time lands in readStatement's self time. The share of wall time in scavenges is exact in the runtime table of `run 04 --load`.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "readStatement", atLeast: 0.28 },
+      { name: "(garbage collector)", atLeast: 0.17 },
+    ],
   },
   hints: [
     'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',

@@ -18,7 +18,12 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use flame or cpu: about three quarters of the samples sit under the router's `next` and `handle` in `serveStatic` and send's `SendStream`, and the hottest frame of all is the native `stat`. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is a few percent. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
+      "Use cpu (or flame): about three quarters of the samples sit under `serveStatic` (serve-static) and send's stream, and two thirds under the native `stat` of node:fs at their top. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is about an eighth. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "serveStatic", atLeast: 0.5 },
+      { name: "stat", file: "node:fs", atLeast: 0.44 },
+    ],
   },
   hints: [
     'Watch the trend, not the average: `npm run workshop -- run 06 --load` shows, while it runs, the requests answered in the last second (`--json` lists every second). With the same load, does the server stay as fast as it was in its first seconds? Then ask it how it is doing: `curl -s http://127.0.0.1:3000/_routes` a few times while it runs (`run 06` without `--load`). Which of its figures grows, and how fast? How many layers would you expect for seven API routes, a status route and a static folder?',

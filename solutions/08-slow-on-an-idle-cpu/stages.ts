@@ -18,7 +18,12 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu or flame: its finding is an absence. About three quarters of the samples are `(idle)`, and the route handler with `record` and mqtt.js's `publishAsync` under it takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send, as step 3 of the README does.",
+      "Use cpu (or flame): its finding is an absence. Over four fifths of the samples are `(idle)`, and mqtt.js (`node_modules/mqtt`) takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send with a timer around the await, as the README's step 3 shows.",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "(idle)", atLeast: 0.55 },
+      { file: "node_modules/mqtt", atLeast: 0.02 },
+    ],
   },
   hints: [
     'Run it alone first: `curl` answers in a few milliseconds. Then `npm run workshop -- run 08 --load`: p99 in the hundreds of milliseconds, and the CPU is not the limit (the event loop delay stays low). What does every request wait for?',

@@ -16,7 +16,11 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      'Nearly every sample is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).',
+      "Nearly every sample, over nine tenths here, is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).",
+    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    frames: [
+      { name: "fibonacci", atLeast: 0.6 },
+    ],
   },
   hints: [
     'Ramp the load and read it step by step: `npm run workshop -- run 09 --ramp`. Up to which offered rate does the answered rate follow? What does p99 do one step later, and the step after that?',
