@@ -214,6 +214,7 @@ describe('pages', () => {
     expect(locked.body).toContain('unlocks once your server passes (npm run workshop -- verify 01)');
     const page = await get(`/exercises/${EX}`);
     expect(page.body).toContain('<span class="hp-dim" id="solution-link">solution after a pass</span>');
+    expect(page.body).not.toContain('<section id="stretch"');
     const exercise = await loadExercise(EX);
     for (const stage of exercise.manifest.stages) {
       expect(page.body).not.toContain(stage.title);
@@ -457,6 +458,10 @@ describe('a pass of your server.ts (stand-in worker)', () => {
       const exercise = await loadExercise(EX);
       for (const stage of exercise.manifest.stages) expect(view.body).toContain(stage.title.replace(/'/g, '&#39;'));
       expect(view.body).toContain('id="solution"');
+      // And the stretch targets, as verify prints them after a pass.
+      const passedPage = (await get(`/exercises/${EX}`)).body;
+      expect(passedPage).toContain('<section id="stretch"');
+      expect(passedPage).toContain('npm run workshop -- verify 01 --stretch');
     } finally {
       hub = saved;
       await reporting.close();

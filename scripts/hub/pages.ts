@@ -89,8 +89,10 @@ export function exercisePage(options: {
   /** The hints seen so far, as HTML. */
   hintsHtml: string[];
   deck?: DeckLink;
+  /** After a pass, the stretch targets and the command that measures them (verify's words). */
+  stretch?: string;
 }): string {
-  const { exercise, briefHtml, progress, hintsHtml, deck } = options;
+  const { exercise, briefHtml, progress, hintsHtml, deck, stretch } = options;
   const { id, title, hints, caseStudy } = exercise.manifest;
   const status = statusOf(progress);
   const shown = hintsHtml.length;
@@ -98,7 +100,7 @@ export function exercisePage(options: {
   const body = `
 <p class="hp-crumbs"><a href="/">exercises</a> / ${e(id.slice(0, 2))} · <span class="hp-status hp-status-${status.kind}" id="exercise-status">${e(status.text)}</span>
 ${deck ? ` · <a id="deck-link" href="/slides/${e(deck.id)}">slides</a>` : ''} · <a href="#hints">hints</a> · <a href="#live">live runs</a>${progress.passed || progress.solutionShown ? ` · <a id="solution-link" href="/exercises/${e(id)}/solution">solution</a>` : ' · <span class="hp-dim" id="solution-link">solution after a pass</span>'}</p>
-<article id="brief" class="hp-brief" data-exercise="${e(id)}">${briefHtml}</article>
+${stretch ? `<section id="stretch" class="hp-callout"><h2>Passed: further</h2><pre>${e(stretch)}</pre></section>\n` : ''}<article id="brief" class="hp-brief" data-exercise="${e(id)}">${briefHtml}</article>
 <section id="hints" data-exercise="${e(id)}" data-total="${hints.length}" data-shown="${shown}">
 <h2>Hints</h2>
 <p id="hints-status">${hintsStatus(shown, hints.length)}</p>

@@ -7,7 +7,9 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MarkdownIt } from 'markdown-it';
 import type { Exercise } from '../exercises.ts';
+import { stretchText } from '../commands/verify.ts';
 import { resolveExerciseId } from '../exercises.ts';
+import { stretchStage } from '../verdict.ts';
 import { currentIdOf } from '../former-ids.ts';
 import { nextExercise } from '../commands/list.ts';
 import { exerciseProgress, readProgress, updateExercise } from '../progress.ts';
@@ -81,7 +83,10 @@ const exercise: Handler = async (ctx, _req, res, [name]) => {
   }
   const progress = progressOf(id);
   const deck = listDecks().find((d) => d.id === id);
-  sendHtml(res, 200, exercisePage({ exercise: found, briefHtml: brief, progress, hintsHtml: hintsHtml(ctx, found, progress.hintsShown), deck }));
+  // After a pass, what the reference's last stage reaches beyond the goal, as verify prints it.
+  const further = progress.passed ? stretchStage(found.manifest) : undefined;
+  const stretch = further !== undefined ? stretchText(found.manifest.stages[further - 1]!.targets, further, id.slice(0, 2)).trim() : undefined;
+  sendHtml(res, 200, exercisePage({ exercise: found, briefHtml: brief, progress, hintsHtml: hintsHtml(ctx, found, progress.hintsShown), deck, stretch }));
 };
 
 /**
