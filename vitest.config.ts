@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Three groups, one after another. Files that put no load on the machine run two at a time, and so do
-// the harness tests that load servers but hold no target (a verdict far from its threshold, a contract,
-// a cancel). The measurements run one at a time, in one worker, so they never compete for the two cores.
+// the tests that load servers but hold nothing to a threshold a second load could tip (a verdict far
+// from it, a contract, a cancel, a real soak or profiler). The measurements (the author check, the
+// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput) run one at a time.
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
@@ -10,7 +11,7 @@ const QUIET = files(
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'soak-run', 'ramp', 'fresh-copy', 'profile', 'profile-frames');
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'profile-frames');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };
