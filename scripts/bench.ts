@@ -8,7 +8,7 @@ import type { Exercise } from './exercises.ts';
 import { measureInTurns } from './measure-in-turns.ts';
 import { measureServer, measureStarted } from './measure-server.ts';
 import { relativeToRoot } from './paths.ts';
-import { exerciseProgress, readProgress } from './progress.ts';
+import { exerciseProgress, readProgress, solutionUnlocked } from './progress.ts';
 import type { RunReport, ServerRun } from './result.ts';
 import { startServices } from './services/index.ts';
 import { startAndProbe } from './start-and-probe.ts';
@@ -21,8 +21,7 @@ export type { BenchEvent, BenchOptions, ServerChoice, ServerSpec } from './bench
 
 /** Whether a reference stage's title may be shown: it names the fix, so only after a pass or once the solution was shown. */
 export function stagesRevealed(exercise: Exercise): boolean {
-  const progress = exerciseProgress(readProgress().progress, exercise.manifest.id);
-  return progress.passed || progress.solutionShown;
+  return solutionUnlocked(exerciseProgress(readProgress().progress, exercise.manifest.id));
 }
 
 /** What a reference stage is called before it is revealed. */

@@ -26,6 +26,14 @@ export function emptyProgress(): Progress {
   return { version: 1, exercises: {} };
 }
 
+/**
+ * Whether what names the fix may be shown (stage names, the solution view): after a pass, or once the
+ * trainee opened the solution anyway (`solution NN --force`).
+ */
+export function solutionUnlocked(progress: ExerciseProgress): boolean {
+  return progress.passed || progress.solutionShown;
+}
+
 export function exerciseProgress(progress: Progress, id: string): ExerciseProgress {
   return progress.exercises[id] ?? { passed: false, hintsShown: 0, solutionShown: false };
 }

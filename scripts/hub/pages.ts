@@ -2,7 +2,7 @@
 // and the 404. Plain template strings; every value from a file or a manifest is escaped or rendered by the
 // one markdown renderer (markdown.ts), which lets through no raw HTML beyond a few bare tags.
 import type { Exercise } from '../exercises.ts';
-import type { ExerciseProgress } from '../progress.ts';
+import { solutionUnlocked, type ExerciseProgress } from '../progress.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export interface DeckLink {
@@ -99,7 +99,7 @@ export function exercisePage(options: {
   const hintItems = hintsHtml.map((html, i) => `<li class="hp-hint" data-index="${i + 1}">${html}</li>`).join('');
   const body = `
 <p class="hp-crumbs"><a href="/">exercises</a> / ${e(id.slice(0, 2))} · <span class="hp-status hp-status-${status.kind}" id="exercise-status">${e(status.text)}</span>
-${deck ? ` · <a id="deck-link" href="/slides/${e(deck.id)}">slides</a>` : ''} · <a href="#hints">hints</a> · <a href="#live">live runs</a>${progress.passed || progress.solutionShown ? ` · <a id="solution-link" href="/exercises/${e(id)}/solution">solution</a>` : ' · <span class="hp-dim" id="solution-link">solution after a pass</span>'}</p>
+${deck ? ` · <a id="deck-link" href="/slides/${e(deck.id)}">slides</a>` : ''} · <a href="#hints">hints</a> · <a href="#live">live runs</a>${solutionUnlocked(progress) ? ` · <a id="solution-link" href="/exercises/${e(id)}/solution">solution</a>` : ' · <span class="hp-dim" id="solution-link">solution after a pass</span>'}</p>
 ${stretch ? `<section id="stretch" class="hp-callout"><h2>Passed: further</h2><pre>${e(stretch)}</pre></section>\n` : ''}<article id="brief" class="hp-brief" data-exercise="${e(id)}">${briefHtml}</article>
 <section id="hints" data-exercise="${e(id)}" data-total="${hints.length}" data-shown="${shown}">
 <h2>Hints</h2>

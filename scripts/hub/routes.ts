@@ -12,7 +12,7 @@ import { resolveExerciseId } from '../exercises.ts';
 import { stretchStage } from '../verdict.ts';
 import { currentIdOf } from '../former-ids.ts';
 import { nextExercise } from '../commands/list.ts';
-import { exerciseProgress, readProgress, updateExercise } from '../progress.ts';
+import { exerciseProgress, readProgress, solutionUnlocked, updateExercise } from '../progress.ts';
 import { deckPage, listDecks, loadDeck } from './slides.ts';
 import { demoChoices, verifyChoices } from '../bench.ts';
 import { choicesOf, parseServers } from './choices.ts';
@@ -99,7 +99,7 @@ const solutionPage: Handler = async (ctx, _req, res, [name]) => {
   const { id, stages } = found.manifest;
   if (name !== id) return redirect(res, `/exercises/${id}/solution`);
   const progress = progressOf(id);
-  if (!progress.passed && !progress.solutionShown) {
+  if (!solutionUnlocked(progress)) {
     const nn = id.slice(0, 2);
     throw new HttpError(403, `The solution of ${id} unlocks once your server passes (npm run workshop -- verify ${nn}), or once you have opened it with npm run workshop -- solution ${nn} --force.`);
   }
