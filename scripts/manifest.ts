@@ -99,11 +99,13 @@ export interface LoadProfile {
    * round after round; at least `minRounds` rounds, then more while a target is too close to call, up to
    * `maxRounds`. Defaults: DEFAULT_TURNS (1 s, 4 and 11 rounds). A server whose requests take seconds needs longer turns.
    * `connections` replaces load.connections for the warm-ups and turns (a ramp's queue limit is not a
-   * steady load's). A server whose bug grows with age sets minRounds = maxRounds, so every run measures
-   * it at the same age (see docs/measuring.md). `false`: one server after another, each for
-   * durationSeconds, for a bug that needs sustained load to show (a backlog that drains between turns).
+   * steady load's). A shipped server whose bug grows with the requests it serves sets `brokenRounds`: it
+   * takes that many turns and no more, so every run measures it at the same age, while the others go on
+   * while a target is too close; one whose bug grows with time sets minRounds = maxRounds (see
+   * docs/measuring.md). `false`: one server after another, each for durationSeconds, for a bug that needs
+   * sustained load to show (a backlog that drains between turns).
    */
-  turns?: { seconds?: number; minRounds?: number; maxRounds?: number; connections?: number } | false;
+  turns?: { seconds?: number; minRounds?: number; maxRounds?: number; brokenRounds?: number; connections?: number } | false;
 }
 
 /** One answer the load received, kept for the contract check (see answers.ts). Header names are lower case. */
@@ -344,6 +346,8 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (!(seconds >= 0.5 && seconds <= 30)) problems.push('load.turns.seconds must be between 0.5 and 30');
     if (!(Number.isInteger(minRounds) && minRounds >= 3)) problems.push('load.turns.minRounds must be a whole number, 3 or more');
     if (!(Number.isInteger(maxRounds) && maxRounds >= minRounds && maxRounds <= 30)) problems.push('load.turns.maxRounds must be a whole number from minRounds to 30');
+    const { brokenRounds = maxRounds } = turns;
+    if (!(Number.isInteger(brokenRounds) && brokenRounds >= minRounds && brokenRounds <= maxRounds)) problems.push('load.turns.brokenRounds must be a whole number from minRounds to maxRounds');
   }
   if (typeof manifest.contract?.check !== 'function') problems.push('contract.check is missing: what every answer under load must be');
   const fresh = manifest.load.freshCopy;

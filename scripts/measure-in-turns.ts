@@ -51,9 +51,9 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
       });
     };
     rounds = await loadInTurns(contenders, manifest.load, {
-      decided: () => {
+      decided: (done) => {
         settle();
-        return !anyTooClose(manifest, runs);
+        return !anyTooClose(manifest, runs, done);
       },
       onProgress,
       onCrash: ({ run, server }) => noteCrash(run, server, 'during its turn'),

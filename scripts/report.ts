@@ -349,7 +349,9 @@ export function intervalText(result: TargetResult): string {
 
 function turnsFor(report: RunReport): string | undefined {
   const turns = report.turns;
-  return turns ? `${turns.rounds} rounds of ${turns.seconds} s turns (at most ${turns.maxRounds})` : undefined;
+  if (!turns) return undefined;
+  const shipped = turns.brokenRounds !== undefined ? `; the shipped server ${turns.brokenRounds}, the same age in every run` : '';
+  return `${turns.rounds} rounds of ${turns.seconds} s turns (at most ${turns.maxRounds}${shipped})`;
 }
 
 function soakedFor(report: RunReport): string | undefined {

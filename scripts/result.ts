@@ -155,7 +155,8 @@ export interface RunReport {
    */
   tooClose?: boolean;
   /** The servers were loaded in turns: how many rounds, of how many seconds each, and the most allowed. */
-  turns?: { rounds: number; seconds: number; maxRounds: number };
+  /** brokenRounds: the shipped server's turns, when it stopped before the others (see LoadProfile.turns). */
+  turns?: { rounds: number; seconds: number; maxRounds: number; brokenRounds?: number };
   /**
    * With `--runs N` (N > 1): the same measurement N times; `servers` are the last run's, the verdicts are on
    * the median of each target's ratio, and each server's main figures come with their spread.

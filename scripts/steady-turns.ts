@@ -2,7 +2,8 @@
 // loaded for a few seconds in turn, round after round, so a drift of the machine's speed (a third for
 // seconds at a time on a shared host) weighs on all of them alike. Each turn keeps its own figures (the
 // load's and the probe's); a ratio is then taken round by round (see verdict.ts). After the fewest rounds,
-// more are run while `decided` says a target is still too close to call, up to the most allowed.
+// more are run while `decided` says a target is still too close to call, up to the most allowed. A shipped
+// server whose bug grows with the requests it serves stops after `brokenRounds`, the same age in every run.
 import type autocannon from 'autocannon';
 import type { AnswerSampler } from './answers.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
@@ -24,17 +25,21 @@ export interface Contender {
 }
 
 export interface TurnsOptions {
-  /** Whether every target can be called on the rounds so far; asked after each round from the fewest on. */
-  decided(): boolean;
+  /**
+   * Whether every target can be called on the rounds so far; asked after each round from the fewest on.
+   * `done(label)`: that server takes no more turns, so its ratios will not change.
+   */
+  decided(done: (label: string) => boolean): boolean;
   onProgress(label: string, progress: LoadProgress): void;
   /** Called when a server crashed during its turn; it takes no more turns. */
   onCrash(contender: Contender): void;
 }
 
 /** The turns' settings of a load profile, with their defaults. */
-export function turnsOf(profile: LoadProfile): typeof DEFAULT_TURNS {
+export function turnsOf(profile: LoadProfile): typeof DEFAULT_TURNS & { brokenRounds: number } {
   const { seconds = DEFAULT_TURNS.seconds, minRounds = DEFAULT_TURNS.minRounds, maxRounds = DEFAULT_TURNS.maxRounds } = profile.turns || {};
-  return { seconds, minRounds, maxRounds };
+  const brokenRounds = (profile.turns && profile.turns.brokenRounds) || maxRounds;
+  return { seconds, minRounds, maxRounds, brokenRounds };
 }
 
 /** The load of a turn: the profile's, with the turns' own connections when it sets them. */
@@ -56,13 +61,16 @@ export async function warmUpInTurns(contenders: Contender[], manifestLoad: LoadP
 
 /** Loads the servers in turns, round after round; each run's `turns` gets its figures. Returns the rounds run. */
 export async function loadInTurns(contenders: Contender[], manifestLoad: LoadProfile, options: TurnsOptions): Promise<number> {
-  const { seconds, minRounds, maxRounds } = turnsOf(manifestLoad);
+  const { seconds, minRounds, maxRounds, brokenRounds } = turnsOf(manifestLoad);
   const profile = turnLoad(manifestLoad);
   let live = [...contenders];
   let round = 0;
-  while (round < maxRounds && live.length > 0) {
+  const takesTurns = (r: number) => live.filter((c) => c.run.role !== 'broken' || r < brokenRounds);
+  const done = (label: string) => round >= maxRounds || !takesTurns(round).some((c) => c.run.label === label);
+  while (round < maxRounds && takesTurns(round).length > 0) {
     // Each round starts with another server and odd rounds run backwards, so no server always follows the same one.
-    const rotated = live.map((_, i) => live[(i + round) % live.length]!);
+    const inRound = takesTurns(round);
+    const rotated = inRound.map((_, i) => inRound[(i + round) % inRound.length]!);
     const order = round % 2 === 1 ? rotated.reverse() : rotated;
     for (const contender of order) {
       const { run, server, sampler } = contender;
@@ -73,10 +81,10 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       options.onProgress(run.label, {
         phase: 'in turns',
         second: (round + 1) * seconds,
-        of: maxRounds * seconds,
+        of: (run.role === 'broken' ? brokenRounds : maxRounds) * seconds,
         requestsLastSecond: load.requestsPerSecond.mean,
         ...(load.answered > 0 ? { latencyLastSecond: { p50: load.latency.p50, p99: load.latency.p99 } } : {}),
-        detail: `round ${round + 1} (at least ${minRounds}, at most ${maxRounds}), ${seconds} s a turn`,
+        detail: `round ${round + 1} (${run.role === 'broken' && brokenRounds < maxRounds ? `its last at ${brokenRounds}` : `at least ${minRounds}, at most ${maxRounds}`}), ${seconds} s a turn`,
       });
       const runtime = await server.snapshot();
       // The probe's samples since the reset: wallMs counts from the turn's start.
@@ -90,7 +98,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       }
     }
     round += 1;
-    if (round >= minRounds && options.decided()) break;
+    if (round >= minRounds && options.decided(done)) break;
   }
   return round;
 }

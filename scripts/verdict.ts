@@ -291,11 +291,15 @@ export function callInterval(target: Target, low: number, high: number, required
 /**
  * Whether another round could still change a verdict of the run so far: the turns go on while one could.
  * A server with a target too close to call is decided all the same when another target already misses
- * clearly (one miss fails it); a symptom is decided when none of its targets is too close.
+ * clearly (one miss fails it); a symptom is decided when none of its targets is too close. A target whose
+ * server or reference takes no more turns (`done`) cannot change: it does not ask for another round.
  */
-export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[]): boolean {
+export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[], done: (label: string) => boolean = () => false): boolean {
+  const open = (t: TargetResult, label: string) => t.tooClose === true && !done(label) && !done(t.referenceLabel);
   return judge(manifest, runs).some((verdict) =>
-    verdict.symptom ? verdict.problems.length === 0 && verdict.targets.some((t) => t.tooClose) : verdict.tooClose === true,
+    verdict.symptom
+      ? verdict.problems.length === 0 && verdict.targets.some((t) => open(t, verdict.label))
+      : verdict.tooClose === true && verdict.targets.some((t) => open(t, verdict.label)),
   );
 }
 

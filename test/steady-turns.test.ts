@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
 import { exitCodeOf } from '../scripts/cli.ts';
-import { liveServerCount } from '../scripts/server-process.ts';
-import { combineTurns } from '../scripts/steady-turns.ts';
+import { AnswerSampler } from '../scripts/answers.ts';
+import { validateManifest } from '../scripts/manifest.ts';
+import { liveServerCount, startServer } from '../scripts/server-process.ts';
+import { combineTurns, loadInTurns } from '../scripts/steady-turns.ts';
 import { anyTooClose, judge, verdictsPass, verdictsTooClose } from '../scripts/verdict.ts';
+import { fixture } from './helpers.ts';
 import { fixtureExercise, loadResult, sampleManifest, serverRun } from './sample.ts';
 
 /** A run's turns with these req/s, one a round. */
@@ -50,6 +53,42 @@ describe('servers in turns', () => {
     expect(halfway!.targets.map((t) => (t.tooClose ? 'too close' : t.pass ? 'pass' : 'fail'))).toEqual(['too close', 'fail']);
     expect(halfway!.tooClose).toBeUndefined();
     expect(anyTooClose(two, [broken, shaky])).toBe(false);
+  });
+
+  it('asks for no more rounds for a target whose server or reference takes no more turns', () => {
+    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }] });
+    const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
+    const shaky = runWithTurns('mine', 'mine', [300, 80, 150, 200, 200]);
+    expect(anyTooClose(manifest, [broken, shaky], (label) => label === 'broken')).toBe(false);
+    expect(anyTooClose(manifest, [broken, shaky], (label) => label === 'mine')).toBe(false);
+    expect(anyTooClose(manifest, [broken, shaky], () => false)).toBe(true);
+  });
+
+  it('stops the shipped server after brokenRounds while the others go on', async () => {
+    const load = { path: '/', connections: 2, warmupSeconds: 0.5, durationSeconds: 1, turns: { seconds: 0.5, minRounds: 3, maxRounds: 5, brokenRounds: 3 } };
+    const servers = await Promise.all([startServer(fixture('answers.ts')), startServer(fixture('answers.ts'))]);
+    try {
+      const contenders = [serverRun('broken', 'broken', undefined), serverRun('mine', 'mine', undefined)].map((run, i) => ({ run, server: servers[i]!, sampler: new AnswerSampler() }));
+      const asked: string[] = [];
+      const rounds = await loadInTurns(contenders, load, {
+        // Never decided: the turns run to the most allowed.
+        decided: (done) => {
+          asked.push(`${done('broken') ? 'broken done' : 'broken on'}, ${done('mine') ? 'mine done' : 'mine on'}`);
+          return false;
+        },
+        onProgress: () => {},
+        onCrash: () => {},
+      });
+      expect(rounds).toBe(5);
+      expect(contenders[0]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2]);
+      expect(contenders[1]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2, 3, 4]);
+      expect(asked).toEqual(['broken done, mine on', 'broken done, mine on', 'broken done, mine done']);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+    expect(validateManifest(sampleManifest({ load: { ...load, turns: { ...load.turns, brokenRounds: 6 } } }))).toContain(
+      'load.turns.brokenRounds must be a whole number from minRounds to maxRounds',
+    );
   });
 
   it('gives exit code 3 for too close to call, 1 for a fail, 0 for a pass', () => {
