@@ -198,11 +198,12 @@ describe('pages', () => {
     expect(page.body).toContain('Show hint 3 of 5');
     expect((await get('/')).body).toContain(`data-exercise="${EX}" data-status="hints"`);
     const info = await get(`/api/exercises/${EX}`);
-    expect(info.json).toMatchObject({ id: EX, hints: { shown: 2, total: 5 }, demo: ['broken', 1, 2, 'ceiling'] });
+    expect(info.json).toMatchObject({ id: EX, hints: { shown: 2, total: 5 }, demo: ['broken', 1, 2, 3, 'ceiling'] });
     expect(info.json!.servers).toEqual([
       { server: 'broken', label: 'broken', title: 'as shipped' },
       { server: 1, label: 'stage 1', title: UNREVEALED_STAGE },
       { server: 2, label: 'stage 2', title: UNREVEALED_STAGE },
+      { server: 3, label: 'stage 3', title: UNREVEALED_STAGE },
       { server: 'mine', label: 'mine', title: 'your server.ts' },
       { server: 'ceiling', label: 'ceiling', title: 'bare framework, same payload' },
     ]);
