@@ -7,11 +7,11 @@ import { defineConfig } from 'vitest/config';
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
-  'answers', 'broker-service', 'cluster-probe', 'profile-advice', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
+  'answers', 'broker-service', 'cluster-probe', 'doctor', 'profile-advice', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'profile-frames');
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'diagnosis');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };

@@ -5,7 +5,9 @@ import type { RampRequest } from './ramp.ts';
 import { demo } from './commands/demo.ts';
 import { hint } from './commands/hint.ts';
 import { list, nextExercise } from './commands/list.ts';
+import { doctor } from './commands/doctor.ts';
 import { profile } from './commands/profile.ts';
+import { profileDiff } from './commands/profile-diff.ts';
 import { reset } from './commands/reset.ts';
 import { run } from './commands/run.ts';
 import { solution } from './commands/solution.ts';
@@ -85,6 +87,19 @@ export const COMMANDS: Record<string, CommandSpec> = {
           'Default: cpu; a clinic tool known broken on this Node falls back to cpu',
       },
       'trace-warnings': { description: 'start the server with node --trace-warnings and show the warnings it printed' },
+      diff: {
+        description:
+          'profile two servers under the same load, the shipped one and yours (or --stage), with --cpu-prof, and draw one differential flame graph: ' +
+          "the shipped server's shape, coloured by what each frame's time per answer became",
+      },
+    },
+  },
+  doctor: {
+    summary: "run a server under the exercise's load and name the kind of problem its figures show, with the evidence and the tool to use next",
+    args: ['<ex>'],
+    flags: {
+      stage: { value: 'N|broken|mine|ceiling', description: 'which server: a solution stage, the shipped broken one, your file (default), or the ceiling' },
+      ...JSON_FLAG,
     },
   },
   demo: { summary: 'for instructors: broken, every stage and the ceiling under the same load, side by side', args: ['<ex>'], flags: { ...RUNS_FLAG, ...JSON_FLAG } },
@@ -229,7 +244,17 @@ export async function main(argv: string[]): Promise<number> {
     case 'profile': {
       const exercise = await exerciseArg(args);
       const choice = stageChoice(args.flags.stage, exercise);
+      if (args.flags.diff === true) {
+        if (args.flags.tool !== undefined && args.flags.tool !== 'cpu') throw new UsageError('--diff draws two --tool cpu profiles; leave out --tool');
+        if (args.flags['trace-warnings'] !== undefined) throw new UsageError('--trace-warnings goes with one profile, not --diff');
+        if (choice === 'broken') throw new UsageError('--diff compares the shipped server with another: --stage N, ceiling or mine (the default)');
+        return profileDiff(exercise, { after: choice });
+      }
       return profile(exercise, { choice, tool: toolOption(args.flags.tool), traceWarnings: args.flags['trace-warnings'] === true });
+    }
+    case 'doctor': {
+      const exercise = await exerciseArg(args);
+      return doctor(exercise, { choice: stageChoice(args.flags.stage, exercise), json });
     }
     case 'demo':
       return exitCodeOf(await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) }));

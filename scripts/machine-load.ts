@@ -61,6 +61,14 @@ export async function waitForQuietMachine(threshold: number, limitMs: number): P
 
 /** utime + stime of this process and each of its descendants, by pid. */
 function ownTree(): Map<number, number> {
+  return processTreeTicks(process.pid);
+}
+
+/** Clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux). */
+export const TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process and each of its descendants, by pid (empty where there is no /proc). */
+export function processTreeTicks(root: number): Map<number, number> {
   const parents = new Map<number, number>();
   const ticks = new Map<number, number>();
   let entries: string[];
@@ -85,7 +93,7 @@ function ownTree(): Map<number, number> {
   const own = new Map<number, number>();
   const children = new Map<number, number[]>();
   for (const [pid, parent] of parents) children.set(parent, [...(children.get(parent) ?? []), pid]);
-  const queue = [process.pid];
+  const queue = [root];
   while (queue.length > 0) {
     const pid = queue.pop()!;
     if (ticks.has(pid)) own.set(pid, ticks.get(pid)!);

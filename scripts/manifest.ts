@@ -1,4 +1,5 @@
 // The typed manifest every exercise declares in its exercise.ts, and its validation.
+import type { Kind } from './doctor/kinds.ts';
 import type { CheckResult } from './check.ts';
 import type { ServiceContexts } from './services/index.ts';
 import type { StatsdOptions } from './services/statsd.ts';
@@ -259,12 +260,18 @@ export interface ExerciseManifest {
    * shows them best. Printed after the profile is written, and shown at the top of the cpu flame graph.
    */
   profile?: { lookFor: string; frames?: FrameClaim[] };
+  /**
+   * What `workshop doctor` names, checked by test/diagnosis.test.ts (npm run test:diagnosis, Node 20 and
+   * 24): `shipped`, the kind of the bug, among the shipped server's findings; `final`, the kinds the last
+   * stage may still show (none, or smaller ones, never `shipped`), with `why` when there are any.
+   */
+  doctor?: { shipped: Kind; final: Kind[]; why?: string };
 }
 
 /**
  * A frame that `lookFor` names, as `profile --tool cpu` shows it for the shipped server: at least
  * `atLeast` of all samples in it and below it, summed over its call paths (a frame under another match
- * is not counted twice). test/profile-frames.test.ts checks each claim on Node 20 and 24.
+ * is not counted twice). test/diagnosis.test.ts checks each claim on Node 20 and 24.
  */
 export interface FrameClaim {
   /** The function's name as the profile shows it: "sha512Hex", "(garbage collector)", "(idle)". */
@@ -279,13 +286,13 @@ export interface FrameClaim {
  * What an exercise's own exercise.ts declares, in the trainee's folder: the story's source, the files,
  * the services, the load, the contract and the goal. Nothing in it names the fix.
  */
-export type ExerciseDeclaration = Omit<ExerciseManifest, 'stages' | 'hints' | 'profile'>;
+export type ExerciseDeclaration = Omit<ExerciseManifest, 'stages' | 'hints' | 'profile' | 'doctor'>;
 
 /**
  * What solutions/<id>/stages.ts declares, beside the reference stages it names: the stages with their
  * targets and prose, the hints (the last ones name the fix) and what a profile shows of the bug.
  */
-export type SolutionDeclaration = Pick<ExerciseManifest, 'stages' | 'hints' | 'profile'>;
+export type SolutionDeclaration = Pick<ExerciseManifest, 'stages' | 'hints' | 'profile' | 'doctor'>;
 
 export function defineExercise<T extends ExerciseDeclaration>(declaration: T): T {
   return declaration;

@@ -109,6 +109,9 @@ describe('the workshop command', () => {
       [['run', '01', '--ramp', '--over', 'soon'], '--over takes a duration like 90s'],
       [['run', '01', '--ramp', '--soak', '1m'], '--ramp and --soak are two different runs'],
       [['verify', '05', '--stretch'], 'exercise 05 has no stretch targets'],
+      [['profile', '01', '--diff', '--tool', 'flame'], '--diff draws two --tool cpu profiles'],
+      [['profile', '01', '--diff', '--stage', 'broken'], '--diff compares the shipped server with another'],
+      [['doctor', '01', '--stage', '7'], 'unknown stage "7"'],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => workshopAsync(...args)));
     cases.forEach(([args, message], i) => {

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { hubPortOption } from '../scripts/commands/start.ts';
 import { startHub, type Hub } from '../scripts/hub/server.ts';
+import type { DoctorResult } from '../scripts/doctor/result.ts';
+import { writeDoctorResult } from '../scripts/results.ts';
 import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { turnsOf } from '../scripts/steady-turns.ts';
@@ -24,7 +26,7 @@ const savedProgress = process.env.HOTPATH_PROGRESS_FILE;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'hotpath-hub-test-'));
   process.env.HOTPATH_PROGRESS_FILE = path.join(dir, 'progress.json');
-  hub = await startHub({ port: 0, orphanMs: 1000 });
+  hub = await startHub({ port: 0, orphanMs: 1000, resultsDir: path.join(dir, 'results') });
 });
 
 afterAll(async () => {
@@ -207,6 +209,25 @@ describe('pages', () => {
       { server: 'mine', label: 'mine', title: 'your server.ts' },
       { server: 'ceiling', label: 'ceiling', title: 'bare framework, same payload' },
     ]);
+  });
+
+  it("the doctor's newest result for the exercise, with its kinds, evidence and next tool; before one, how to get it", async () => {
+    expect((await get(`/exercises/${EX}`)).body).toMatch(/<section id="doctor"[^>]*><h2>The doctor<\/h2><p id="doctor-none">No result yet\.<\/p>.*npm run workshop -- doctor 01/s);
+    const result = (startedAt: string, kinds: Array<'cost-grows' | 'cpu-bound'>): DoctorResult => ({
+      exercise: EX,
+      startedAt,
+      server: { label: 'mine', file: 'exercises/01-seed-service-slows-down/server.ts' },
+      node: 'v20.20.2',
+      cores: 2,
+      load: { connections: 10, seconds: 6, requestsPerSecond: [5000, 300, 150, 120, 100, 90] },
+      findings: kinds.map((kind) => ({ kind, title: `title of ${kind}`, evidence: [`evidence of ${kind}`], next: `next for ${kind}` })),
+    });
+    writeDoctorResult(result('2026-12-01T10:00:00.000Z', ['cpu-bound']), path.join(dir, 'results'));
+    writeDoctorResult(result('2026-12-01T11:00:00.000Z', ['cost-grows', 'cpu-bound']), path.join(dir, 'results'));
+    const page = (await get(`/exercises/${EX}`)).body;
+    expect(page).toContain('<ol id="doctor-findings" data-kinds="cost-grows cpu-bound">');
+    expect(page).toContain('<li data-kind="cost-grows"><strong>title of cost-grows</strong><ul><li>evidence of cost-grows</li></ul><p class="hp-dim">Next: next for cost-grows</p></li>');
+    expect(page).toContain('mine (<code>exercises/01-seed-service-slows-down/server.ts</code>), Node v20.20.2');
   });
 
   it('the solution view is locked before a pass, and the pages name no stage', async () => {

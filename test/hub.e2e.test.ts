@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exerciseFolders } from '../scripts/exercises.ts';
 import { startHub, type Hub } from '../scripts/hub/server.ts';
+import { writeDoctorResult } from '../scripts/results.ts';
 import { loadDeck } from '../scripts/hub/slides.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { liveServerPids } from '../scripts/server-process.ts';
@@ -160,7 +161,20 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
     // An empty progress file of our own: 01 is the next exercise, and the real file stays as it is.
     process.env.HOTPATH_PROGRESS_FILE = path.join(dir, 'progress.json');
     // A page closed mid-run cancels it after orphanMs; 2 s keeps test 6 well inside one server's run.
-    hub = await startHub({ port: 0, orphanMs: 2000 });
+    hub = await startHub({ port: 0, orphanMs: 2000, resultsDir: path.join(dir, 'results') });
+    // A doctor's result for 01, as `doctor 01` writes it: the exercise page shows it.
+    writeDoctorResult(
+      {
+        exercise: EX,
+        startedAt: new Date().toISOString(),
+        server: { label: 'mine', file: `exercises/${EX}/server.ts` },
+        node: process.version,
+        cores: 2,
+        load: { connections: 10, seconds: 6, requestsPerSecond: [5000, 300, 150, 120, 100, 90] },
+        findings: [{ kind: 'cost-grows', title: 'The cost of a request grows as the server runs, at a constant load', evidence: ['req/s fell'], next: 'profile it' }],
+      },
+      path.join(dir, 'results'),
+    );
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   });
@@ -207,6 +221,9 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       await page.waitForURL(`${hub.url}/exercises/${EX}`);
       expect(await page.locator('#brief h1').first().textContent()).toMatch(/seed service that slows down/i);
       expect(await page.locator('#hints-status').textContent()).toMatch(/None seen yet/);
+      // The doctor's newest result, with the kind it named.
+      expect(await page.locator('#doctor li[data-kind="cost-grows"] strong').isVisible()).toBe(true);
+      expect(await page.locator('#doctor li[data-kind="cost-grows"] strong').textContent()).toMatch(/cost of a request grows/);
 
       await page.goBack();
       await page.locator(`#exercises tr[data-exercise="${EX}"] a.hp-deck-link`).click();

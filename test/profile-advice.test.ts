@@ -25,11 +25,28 @@ describe("profile's advice", () => {
   it("names the exercise's frames only after its hint or a pass, and says how to get them before", async () => {
     const exercise = (await loadAllExercises()).find((e) => e.manifest.id.startsWith('01-'))!;
     const lookFor = exercise.manifest.profile!.lookFor;
-    const before = exerciseAdvice(exercise, progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT - 1, solutionShown: false }));
+    const before = exerciseAdvice(exercise, 'cpu', progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT - 1, solutionShown: false }));
     expect(before.text).toBeUndefined();
     expect(before.locked).toContain(`hint ${ADVICE_AFTER_HINT} (npm run workshop -- hint 01)`);
-    expect(exerciseAdvice(exercise, progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT, solutionShown: false })).text).toBe(lookFor);
-    expect(exerciseAdvice(exercise, progressWith({ passed: true, hintsShown: 0, solutionShown: false })).text).toBe(lookFor);
-    expect(exerciseAdvice(exercise, path.join(dir, 'none.json')).locked).toBeDefined();
+    expect(exerciseAdvice(exercise, 'cpu', progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT, solutionShown: false })).text).toBe(lookFor);
+    expect(exerciseAdvice(exercise, 'cpu', progressWith({ passed: true, hintsShown: 0, solutionShown: false })).text).toBe(lookFor);
+    expect(exerciseAdvice(exercise, 'cpu', path.join(dir, 'none.json')).locked).toBeDefined();
+  });
+
+  it("names the exercise's frames only for --tool cpu, where they are checked, and says so for the other tools", async () => {
+    const exercises = await loadAllExercises();
+    const passed = progressWith({ passed: true, hintsShown: 0, solutionShown: false });
+    for (const exercise of exercises.filter((e) => e.manifest.id.startsWith('01-'))) {
+      for (const tool of TOOLS.filter((t) => t !== 'cpu')) {
+        const advice = exerciseAdvice(exercise, tool, passed);
+        expect(advice.text).toBeUndefined();
+        expect(advice.locked).toContain('npm run workshop -- profile 01 --tool cpu');
+      }
+    }
+    // Every exercise's advice is for cpu, and each names frames that test/diagnosis.test.ts checks.
+    for (const { manifest } of exercises) {
+      expect(manifest.profile?.frames?.length, manifest.id).toBeGreaterThan(0);
+      expect(manifest.profile!.lookFor, manifest.id).not.toMatch(/\b(use|in) (heap|flame|doctor)\b|clinic heapprofiler|\(or flame\)/i);
+    }
   });
 });

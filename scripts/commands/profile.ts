@@ -1,28 +1,23 @@
 // `workshop profile <ex>`: runs one server under the exercise's load with a profiler and writes a report
 // to open in a browser, under .hotpath/profiles/, then says what to look for in it.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { benchProgress } from '../bench-progress.ts';
 import { specFor, type ServerChoice, type ServerSpec } from '../bench.ts';
-import { waitUntilIdle } from '../idle.ts';
 import type { Exercise } from '../exercises.ts';
 import { bold, dim, integer, red, yellow } from '../format.ts';
 import type { LoadProgress } from '../load.ts';
 import type { LoadResult } from '../result.ts';
-import { runLoad } from '../load.ts';
 import { ROOT, relativeToRoot } from '../paths.ts';
-import { startServer } from '../server-process.ts';
 import { startServices, type Services } from '../services/index.ts';
 import { ProfileError, runClinic } from '../profile/clinic.ts';
-import { locateWith, profileToTree, type CpuProfile } from '../profile/cpu-tree.ts';
+import { cpuProfileOf, type CpuRun } from '../profile/cpu-run.ts';
 import { flameGraphHtml } from '../profile/flame-html.ts';
 import { exerciseAdvice, readingAdvice } from '../profile/advice.ts';
 import { chooseTool, limitNote, type ProfileTool } from '../profile/tools.ts';
 
 export const PROFILES_DIR = path.join(ROOT, '.hotpath', 'profiles');
-/** Preloaded into every server; its frames show in a CPU profile too. */
-const PROBE_FILE = path.join(ROOT, 'scripts', 'probe', 'inject.ts');
 
 export interface ProfileOptions {
   choice: ServerChoice;
@@ -67,12 +62,12 @@ export async function profile(exercise: Exercise, options: ProfileOptions): Prom
   ];
   const limit = limitNote(result.tool);
   if (limit) lines.push(yellow(`Note: ${limit}.`));
-  if (result.tool !== 'cpu' && exercise.manifest.load.settleAfterWarmup) {
-    // clinic's server has no probe to ask whether it is idle again.
-    lines.push(dim("(under clinic the measured phase starts without waiting for the warm-up's slow requests, so these figures read lower than verify's)"));
+  if (exercise.manifest.load.settleAfterWarmup) {
+    // verify waits for the warm-up's slow requests before it measures; a profile runs the phases back to back.
+    lines.push(dim("(the measured phase follows the warm-up at once, without verify's wait for the warm-up's slow requests, so these figures read lower than verify's)"));
   }
   lines.push('', `${bold('How to read it:')} ${readingAdvice(result.tool)}`);
-  const advice = exerciseAdvice(exercise);
+  const advice = exerciseAdvice(exercise, result.tool);
   if (advice.text) lines.push('', `${bold('What to look for:')} ${advice.text}`);
   if (advice.locked) lines.push('', dim(advice.locked));
   if (options.traceWarnings) {
@@ -140,44 +135,14 @@ export async function writeProfile(exercise: Exercise, options: ProfileOptions):
   }
 }
 
-interface CpuRun {
-  dir: string;
-  env: Record<string, string>;
-  nodeFlags: string[];
-  onProgress(progress: LoadProgress): void;
-  status(message: string): void;
-}
 
-/**
- * The runtime's own profiler: the server runs with --cpu-prof, and after the load is asked to exit
- * normally, since V8 writes the profile only then. Positions in .ts files are mapped back through the
- * source maps tsx made, which the probe hands over before the server exits.
- */
+/** --tool cpu: the profile's tree (cpu-run.ts) drawn as a flame graph page in the profile's folder. */
 async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Promise<{ html: string; load: LoadResult; output: string }> {
-  const server = await startServer(spec.absoluteFile, { nodeFlags: [...run.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${run.dir}`], env: run.env });
-  let load: LoadResult;
-  let maps;
-  try {
-    const loadProfile = exercise.manifest.load;
-    // As verify does: where the warm-up leaves slow requests behind (03), measure once they are done.
-    load = await runLoad(server.url, loadProfile, run.onProgress, () => (loadProfile.settleAfterWarmup ? waitUntilIdle(server) : undefined));
-    maps = await server.sourceMaps([...sourceFiles(exercise), spec.absoluteFile, PROBE_FILE]);
-  } finally {
-    run.status('the server is exiting, and V8 writes its profile...');
-    await server.exitNormally();
-  }
-  const exit = server.exit();
-  if (exit?.code !== 0) {
-    throw new ProfileError(`the server did not exit normally (${exit?.signal ?? `exit code ${exit?.code}`}), so V8 wrote no profile`, server.output());
-  }
-  const file = takeMainProfile(run.dir, server.pid);
+  const { tree, load, output, file, seconds } = await cpuProfileOf(exercise, spec, run);
   run.status('writing the flame graph...');
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const tree = profileToTree(profile, { locate: locateWith(maps), root: ROOT });
-  if (tree.total <= 0) throw new ProfileError(`the CPU profile ${relativeToRoot(file)} holds no samples`, server.output());
   const { manifest } = exercise;
   const { connections, warmupSeconds, durationSeconds } = manifest.load;
-  const advice = exerciseAdvice(exercise);
+  const advice = exerciseAdvice(exercise, 'cpu');
   const html = path.join(run.dir, 'flame.html');
   writeFileSync(
     html,
@@ -185,7 +150,7 @@ async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Pr
       title: `${manifest.id}: ${spec.run.label} (${spec.run.title})`,
       details: [
         `${spec.run.file} on Node ${process.version}${spec.run.nodeFlags.length > 0 ? ` with ${spec.run.nodeFlags.join(' ')}` : ''}, ` +
-          `profiled with --cpu-prof for ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s, from start to exit`,
+          `profiled with --cpu-prof for ${seconds.toFixed(1)} s, from start to exit`,
         `load: ${connections} connections, ${warmupSeconds} s warm-up + ${durationSeconds} s measured: ` +
           `${integer(load.requestsPerSecond.mean)} req/s, p99 ${integer(load.latency.p99)} ms`,
         `written ${new Date().toLocaleString()}; the raw profile is ${path.basename(file)} beside this page (Chrome DevTools opens it too)`,
@@ -193,37 +158,7 @@ async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Pr
       lookFor: [readingAdvice('cpu'), advice.text ?? advice.locked].filter(Boolean).join(' '),
     }),
   );
-  return { html, load, output: server.output() };
-}
-
-/**
- * V8 writes one profile per thread, named CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile; on Node 20,
- * tsx's loader thread gets one too. Keeps the main thread's (thread 0) as server.cpuprofile, drops the rest.
- */
-function takeMainProfile(dir: string, pid: number): string {
-  const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
-  const main = files.find((name) => name.includes(`.${pid}.0.`));
-  if (!main) throw new ProfileError(`V8 wrote no CPU profile for the server's main thread in ${relativeToRoot(dir)}`);
-  for (const other of files) if (other !== main) rmSync(path.join(dir, other));
-  const kept = path.join(dir, 'server.cpuprofile');
-  renameSync(path.join(dir, main), kept);
-  return kept;
-}
-
-/** The TypeScript files of the exercise and its solutions: the ones whose positions are worth mapping. */
-function sourceFiles(exercise: Exercise): string[] {
-  const found: string[] = [];
-  const visit = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const file = path.join(dir, entry.name);
-      if (entry.isDirectory() && entry.name !== 'node_modules') visit(file);
-      else if (entry.isFile() && entry.name.endsWith('.ts')) found.push(file);
-    }
-  };
-  visit(exercise.dir);
-  visit(exercise.solutionsDir);
-  return found;
+  return { html, load, output };
 }
 
 /** .hotpath/profiles/<id>-<label>-<tool>-<timestamp>: one folder per profile, never overwritten. */

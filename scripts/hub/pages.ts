@@ -1,6 +1,7 @@
 // The hub's HTML pages: home (exercises and progress), an exercise (brief, hints, live runs), the deck list
 // and the 404. Plain template strings; every value from a file or a manifest is escaped or rendered by the
 // one markdown renderer (markdown.ts), which lets through no raw HTML beyond a few bare tags.
+import type { DoctorResult } from '../doctor/result.ts';
 import type { Exercise } from '../exercises.ts';
 import { solutionUnlocked, type ExerciseProgress } from '../progress.ts';
 import { escapeHtml as e } from '../html.ts';
@@ -91,8 +92,10 @@ export function exercisePage(options: {
   deck?: DeckLink;
   /** After a pass, the stretch targets and the command that measures them (verify's words). */
   stretch?: string;
+  /** The newest `doctor` result for this exercise, if one was written. */
+  doctor?: DoctorResult;
 }): string {
-  const { exercise, briefHtml, progress, hintsHtml, deck, stretch } = options;
+  const { exercise, briefHtml, progress, hintsHtml, deck, stretch, doctor } = options;
   const { id, title, hints, caseStudy } = exercise.manifest;
   const status = statusOf(progress);
   const shown = hintsHtml.length;
@@ -108,11 +111,31 @@ ${stretch ? `<section id="stretch" class="hp-callout"><h2>Passed: further</h2><p
 <button id="hint-next" type="button"${shown >= hints.length ? ' disabled' : ''}>${e(hintButton(shown, hints.length))}</button>
 <p class="hp-dim">The same hints as <code>npm run workshop -- hint ${e(id.slice(0, 2))}</code>, from gentle to explicit; the count is kept in your progress.</p>
 </section>
+${doctorPanel(id, doctor)}
 <section id="live" class="hp-live" data-exercise="${e(id)}" data-title="${e(title)}" data-company="${e(caseStudy.company)}">
 <h2>Live runs</h2>
 <p class="hp-fallback">The live runs need JavaScript. In a terminal: <code>npm run workshop -- demo ${e(id.slice(0, 2))}</code></p>
 </section>`;
   return layout(`${id.slice(0, 2)} · ${title}`, body, { scripts: ['live.js', 'exercise.js'], bodyClass: 'hp-exercise-page' });
+}
+
+/** The doctor's newest result: the kinds it named, each with its evidence and the tool to use next. */
+export function doctorPanel(id: string, result: DoctorResult | undefined): string {
+  const nn = id.slice(0, 2);
+  const how = `<p class="hp-dim">From <code>npm run workshop -- doctor ${e(nn)}</code> (add <code>--stage broken</code> for the shipped server): it loads one server and names the kind of problem its figures show, and the tool to use next, never the fix. Run it in a terminal, then reload this page.</p>`;
+  if (!result) return `<section id="doctor" data-exercise="${e(id)}"><h2>The doctor</h2><p id="doctor-none">No result yet.</p>${how}</section>`;
+  const when = new Date(result.startedAt).toLocaleString('en-GB');
+  const what = `<p id="doctor-server">${e(result.server.label)} (<code>${e(result.server.file)}</code>), Node ${e(result.node)}, ${e(when)}</p>`;
+  let findings: string;
+  if (result.failure) findings = `<p class="hp-warning" id="doctor-failure">Not observed: ${e(result.failure)}</p>`;
+  else if (result.findings.length === 0) findings = `<p id="doctor-findings" data-kinds="">No problem found.</p>`;
+  else {
+    const items = result.findings
+      .map((f) => `<li data-kind="${e(f.kind)}"><strong>${e(f.title)}</strong><ul>${f.evidence.map((x) => `<li>${e(x)}</li>`).join('')}</ul><p class="hp-dim">Next: ${e(f.next)}</p></li>`)
+      .join('');
+    findings = `<ol id="doctor-findings" data-kinds="${e(result.findings.map((f) => f.kind).join(' '))}">${items}</ol>`;
+  }
+  return `<section id="doctor" data-exercise="${e(id)}"><h2>The doctor</h2>${what}${findings}${how}</section>`;
 }
 
 export function hintsStatus(shown: number, total: number): string {

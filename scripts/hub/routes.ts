@@ -10,6 +10,7 @@ import type { Exercise } from '../exercises.ts';
 import { stretchText } from '../commands/verify.ts';
 import { resolveExerciseId } from '../exercises.ts';
 import { stretchStage } from '../verdict.ts';
+import { latestDoctorResult } from '../results.ts';
 import { currentIdOf } from '../former-ids.ts';
 import { nextExercise } from '../commands/list.ts';
 import { exerciseProgress, readProgress, solutionUnlocked, updateExercise } from '../progress.ts';
@@ -26,6 +27,8 @@ export interface HubContext {
   runs: Runs;
   assets: Map<string, Asset>;
   markdown: MarkdownIt;
+  /** Where `doctor` writes its results (default .hotpath/results/); the tests use a folder of their own. */
+  resultsDir?: string;
 }
 
 type Handler = (ctx: HubContext, req: IncomingMessage, res: ServerResponse, params: string[]) => void | Promise<void>;
@@ -86,7 +89,8 @@ const exercise: Handler = async (ctx, _req, res, [name]) => {
   // After a pass, what the reference's last stage reaches beyond the goal, as verify prints it.
   const further = progress.passed ? stretchStage(found.manifest) : undefined;
   const stretch = further !== undefined ? stretchText(found.manifest.stages[further - 1]!.targets, further, id.slice(0, 2)).trim() : undefined;
-  sendHtml(res, 200, exercisePage({ exercise: found, briefHtml: brief, progress, hintsHtml: hintsHtml(ctx, found, progress.hintsShown), deck, stretch }));
+  const doctor = latestDoctorResult(id, ctx.resultsDir);
+  sendHtml(res, 200, exercisePage({ exercise: found, briefHtml: brief, progress, hintsHtml: hintsHtml(ctx, found, progress.hintsShown), deck, stretch, doctor }));
 };
 
 /**

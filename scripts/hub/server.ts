@@ -16,6 +16,8 @@ export interface HubOptions extends RunsOptions {
   port: number;
   /** Only the loopback address: '127.0.0.1' (default) or 'localhost'. */
   host?: string;
+  /** Where the exercise pages read the doctor's newest result (default .hotpath/results/). */
+  resultsDir?: string;
 }
 
 export interface Hub {
@@ -46,7 +48,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   };
   void exercises().catch(() => {});
   const runs = new Runs(options);
-  const context: HubContext = { exercises, runs, assets: assetAllowlist(), markdown: createMarkdown() };
+  const context: HubContext = { exercises, runs, assets: assetAllowlist(), markdown: createMarkdown(), resultsDir: options.resultsDir };
 
   let port = options.port;
   const server = http.createServer((req, res) => {

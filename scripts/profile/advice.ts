@@ -1,6 +1,7 @@
 // What `profile` says about a profile. How to read the tool's picture, always; what this exercise's
-// profile shows (its frames, by name), only once the trainee has opened enough hints or passed: the
-// trainee does the diagnosis, and the exercise's answer is not printed before the work.
+// profile shows (its frames, by name), only once the trainee has opened enough hints or passed (the
+// trainee does the diagnosis: the answer is not printed before the work), and only for the tool whose
+// picture the frames were checked in.
 import type { Exercise } from '../exercises.ts';
 import { exerciseProgress, readProgress } from '../progress.ts';
 import type { ProfileTool } from './tools.ts';
@@ -24,14 +25,21 @@ export function readingAdvice(tool: ProfileTool): string {
 
 /**
  * The exercise's own advice (its frames, by name) when the trainee may read it: after a pass, or once
- * hint ADVICE_AFTER_HINT has been opened. Otherwise `locked` says how to get it.
+ * hint ADVICE_AFTER_HINT has been opened, and only for `--tool cpu`, the tool its frames are checked in
+ * (test/diagnosis.test.ts); another tool's picture gets a note that says so. Otherwise `locked`
+ * says how to get it.
  */
-export function exerciseAdvice(exercise: Exercise, progressFile?: string): { text?: string; locked?: string } {
+export function exerciseAdvice(exercise: Exercise, tool: ProfileTool, progressFile?: string): { text?: string; locked?: string } {
   const lookFor = exercise.manifest.profile?.lookFor;
   if (!lookFor) return {};
+  const id = exercise.manifest.id.slice(0, 2);
   const { progress } = readProgress(progressFile);
   const mine = exerciseProgress(progress, exercise.manifest.id);
-  if (mine.passed || mine.hintsShown >= ADVICE_AFTER_HINT) return { text: lookFor };
-  const id = exercise.manifest.id.slice(0, 2);
-  return { locked: `What this exercise's profile shows, frame by frame, comes with hint ${ADVICE_AFTER_HINT} (npm run workshop -- hint ${id}) or after a pass.` };
+  if (!(mine.passed || mine.hintsShown >= ADVICE_AFTER_HINT)) {
+    return { locked: `What this exercise's profile shows, frame by frame, comes with hint ${ADVICE_AFTER_HINT} (npm run workshop -- hint ${id}) or after a pass.` };
+  }
+  if (tool !== 'cpu') {
+    return { locked: `What this exercise's profile shows is named frame by frame for --tool cpu, the picture it is checked against on Node 20 and 24 (npm run workshop -- profile ${id} --tool cpu).` };
+  }
+  return { text: lookFor };
 }

@@ -4,6 +4,7 @@
 // search box to highlight frames by name or file (a regular expression or plain text).
 import { escapeHtml } from '../html.ts';
 import { hottestFunctions, type Frame, type HotFunction } from './cpu-tree.ts';
+import { functionChanges, type DiffFrame, type FunctionChange } from './diff-tree.ts';
 
 export interface FlameGraphInfo {
   /** e.g. "01-seed-service-slows-down: broken (as shipped)". */
@@ -18,12 +19,40 @@ export interface FlameGraphInfo {
 export interface EmbeddedProfile {
   tree: Frame;
   hottest: HotFunction[];
+  /**
+   * A differential page (`profile --diff`): the tree's times are microseconds per answer of the first
+   * side (its shape), each frame's `after` the other side's, and `changes` the functions by change.
+   */
+  diff?: { before: string; after: string; changes: FunctionChange[] };
 }
 
 const DATA_ID = 'profile-data';
 
 export function flameGraphHtml(tree: Frame, info: FlameGraphInfo): string {
-  const data: EmbeddedProfile = { tree, hottest: hottestFunctions(tree) };
+  return page({ tree, hottest: hottestFunctions(tree) }, info);
+}
+
+/**
+ * A differential flame graph: the first side's shape (width is its time per answer), each frame coloured
+ * by the change per answer on the other side: red where it grew, blue where it shrank, deep blue where it
+ * vanished. Frames only the other side has are in the table of changes.
+ */
+export function diffFlameGraphHtml(tree: DiffFrame, info: FlameGraphInfo & { before: string; after: string }): string {
+  const asFrame = (d: DiffFrame): Frame & { after: number } => ({
+    name: d.name,
+    file: d.file,
+    line: d.line,
+    column: d.column,
+    kind: d.kind,
+    self: d.beforeSelf,
+    total: d.before,
+    after: d.after,
+    children: d.children.map(asFrame),
+  });
+  return page({ tree: asFrame(tree), hottest: [], diff: { before: info.before, after: info.after, changes: functionChanges(tree) } }, info);
+}
+
+function page(data: EmbeddedProfile, info: FlameGraphInfo): string {
   // "<" escaped, so no string in the profile can end the script element early.
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
   const lookFor = info.lookFor ? `<p class="look-for"><strong>What to look for:</strong> ${inlineCode(escapeHtml(info.lookFor))}</p>` : '';
@@ -45,13 +74,23 @@ export function flameGraphHtml(tree: Frame, info: FlameGraphInfo): string {
     <span id="matched"></span>
     <button id="reset" type="button">reset zoom</button>
   </div>
-  <p class="legend"><span class="key app">your code</span><span class="key dependency">packages</span><span class="key node">Node.js</span><span class="key native">V8 and native</span>
-  Width is time on the CPU. Callers above callees. Click a frame to zoom in, a frame above it to zoom out.</p>
+  ${
+    data.diff
+      ? `<p class="legend"><span class="key grew">grew</span><span class="key same">about the same</span><span class="key shrank">shrank</span><span class="key vanished">vanished</span>
+  Width is time per answer of ${escapeHtml(data.diff.before)}; colour is the change per answer in ${escapeHtml(data.diff.after)}. Callers above callees. Click a frame to zoom in, a frame above it to zoom out.</p>`
+      : `<p class="legend"><span class="key app">your code</span><span class="key dependency">packages</span><span class="key node">Node.js</span><span class="key native">V8 and native</span>
+  Width is time on the CPU. Callers above callees. Click a frame to zoom in, a frame above it to zoom out.</p>`
+  }
 </header>
 <div id="graph"></div>
 <div id="tooltip" hidden></div>
-<h2>Most time on top of the stack (self time)</h2>
-<table id="hottest"><thead><tr><th>self</th><th>share</th><th>function</th><th>where</th></tr></thead><tbody></tbody></table>
+${
+  data.diff
+    ? `<h2>The functions that changed most (self time per answer)</h2>
+<table id="hottest"><thead><tr><th>${escapeHtml(data.diff.before)}</th><th>${escapeHtml(data.diff.after)}</th><th>change</th><th>function</th><th>where</th></tr></thead><tbody></tbody></table>`
+    : `<h2>Most time on top of the stack (self time)</h2>
+<table id="hottest"><thead><tr><th>self</th><th>share</th><th>function</th><th>where</th></tr></thead><tbody></tbody></table>`
+}
 <script type="application/json" id="${DATA_ID}">${json}</script>
 <script>${SCRIPT}</script>
 </body>
@@ -87,6 +126,10 @@ code { font: 13px ui-monospace, monospace; background: #0000000d; padding: 0 3px
 .key.dependency, .frame.dependency { background: hsl(45, 85%, 60%); }
 .key.node, .frame.node { background: hsl(110, 40%, 62%); }
 .key.native, .frame.native { background: hsl(0, 0%, 78%); }
+.key.grew { background: hsl(0, 80%, 62%); }
+.key.same { background: hsl(0, 0%, 82%); }
+.key.shrank { background: hsl(210, 70%, 70%); }
+.key.vanished { background: hsl(220, 80%, 45%); color: #fff; }
 #graph { position: relative; width: 100%; overflow: hidden; font: 12px/18px ui-monospace, monospace; }
 .frame { position: absolute; height: 17px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
   padding: 0 3px; box-sizing: border-box; cursor: pointer; border-radius: 1px; }
@@ -120,7 +163,24 @@ let matcher = null;
   for (const child of frame.children) link(child, frame);
 })(root, null);
 
-function ms(us) { return (us / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 }) + ' ms'; }
+function ms(us) {
+  if (data.diff) return us.toLocaleString(undefined, { maximumFractionDigits: 1 }) + ' µs/answer';
+  return (us / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 }) + ' ms';
+}
+function change(before, after) {
+  if (before <= 0) return after > 0 ? 'appeared' : '';
+  const ratio = (after - before) / before;
+  return ratio <= -0.999 ? 'vanished' : (ratio > 0 ? '+' : '') + Math.round(100 * ratio) + '%';
+}
+// Red where the time per answer grew, blue where it shrank, deeper the more; grey when within 10%.
+function diffColour(frame) {
+  if (frame.total <= 0) return 'hsl(0, 80%, 62%)';
+  const ratio = (frame.after - frame.total) / frame.total;
+  if (ratio <= -0.999) return 'hsl(220, 80%, 45%)';
+  if (Math.abs(ratio) < 0.1) return 'hsl(0, 0%, 82%)';
+  if (ratio < 0) return 'hsl(210, 70%, ' + Math.round(85 + 35 * ratio) + '%)';
+  return 'hsl(0, 80%, ' + Math.round(85 - 23 * Math.min(ratio, 1)) + '%)';
+}
 function share(us) { return root.total > 0 ? (100 * us / root.total).toFixed(1) + '%' : '0%'; }
 function where(frame) { return frame.file ? frame.file + (frame.line ? ':' + frame.line : '') : ''; }
 function label(frame) { return frame === root ? 'all samples' : frame.name + (frame.file ? ' ' + where(frame) : ''); }
@@ -132,6 +192,7 @@ function box(frame, x, width, depth, ancestor) {
   el.style.width = Math.max(width - 1, 1) + 'px';
   el.style.top = depth * ROW + 'px';
   if (width > 28) el.textContent = label(frame);
+  if (data.diff && !ancestor) el.style.background = diffColour(frame);
   el.frame = frame;
   return el;
 }
@@ -202,6 +263,7 @@ graph.addEventListener('mousemove', function (event) {
     where(frame) + (frame.column ? ':' + frame.column : ''),
     'total ' + ms(frame.total) + ' (' + share(frame.total) + ' of all)',
     'self  ' + ms(frame.self) + ' (' + share(frame.self) + ' of all)',
+    data.diff ? data.diff.after + ': total ' + ms(frame.after) + (frame === root ? '' : ' (' + change(frame.total, frame.after) + ')') : '',
   ].filter(Boolean).join('\n');
   tooltip.hidden = false;
   const x = Math.min(event.clientX + 12, window.innerWidth - tooltip.offsetWidth - 8);
@@ -211,9 +273,12 @@ graph.addEventListener('mousemove', function (event) {
 graph.addEventListener('mouseleave', function () { tooltip.hidden = true; });
 
 const rows = document.querySelector('#hottest tbody');
-for (const hot of data.hottest) {
+const listed = data.diff
+  ? data.diff.changes.map(function (c) { return { name: c.name, cells: [ms(c.before), ms(c.after), change(c.before, c.after), c.name, c.file] }; })
+  : data.hottest.map(function (hot) { return { name: hot.name, cells: [ms(hot.self), share(hot.self), hot.name, where(hot)] }; });
+for (const hot of listed) {
   const row = document.createElement('tr');
-  for (const text of [ms(hot.self), share(hot.self), hot.name, where(hot)]) {
+  for (const text of hot.cells) {
     const cell = document.createElement('td');
     cell.textContent = text;
     row.appendChild(cell);

@@ -78,7 +78,7 @@ export interface ToolChoice {
 /**
  * The tool to run: the one asked for if it works here, else cpu. By default cpu: its positions are lines
  * of the .ts file the trainee edits (clinic's are positions in the code tsx produced), and the exercises'
- * advice is checked against it (test/profile-frames.test.ts).
+ * advice is checked against it (test/diagnosis.test.ts).
  */
 export function chooseTool(requested: ProfileTool | undefined, major = nodeMajor()): ToolChoice {
   const wanted = requested ?? 'cpu';

@@ -32,13 +32,15 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu (or flame). Most of the time, over four fifths of the samples here on Node 20 and 24, is not under the /seed/v1 route but under `emit` (node:events): the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), about half of all samples, and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+      "Most of the time, over four fifths of the samples here on Node 20 and 24, is not under the /seed/v1 route but under `emit` (node:events): the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), about half of all samples, and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "emit", file: "node:events", atLeast: 0.55 },
       { name: "sha512Hex", atLeast: 0.3 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'cost-grows', final: [] },
   hints: [
     'Load the same server twice in a row (keep `npm run workshop -- run 01` running and run the autocannon line it prints twice): the longer it has been up, the slower it gets. What could grow with every request it has served? Then open the flame graph of `npm run workshop -- profile 01 --stage broken`: the widest stack is not the /seed/v1 route. Which event is being emitted, and by what?',
     'Something is added on every request and never removed, and Node would warn about it, but `server.ts` has switched that warning off. Delete the line `events.defaultMaxListeners = Infinity`, then start the server with `npm run workshop -- run 01 --trace-warnings` and send it a dozen requests (`for i in $(seq 12); do curl -s -o /dev/null http://127.0.0.1:3000/seed/v1; done`). Read the `MaxListenersExceededWarning` and follow its stack down to your own code: the warning and its stack name the culprit.',

@@ -31,13 +31,16 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu: the server's own widest frame is `readStatement` (over two fifths of the samples here), whose self time is `JSON.parse` of each page, and `(garbage collector)` takes a quarter to a third of all samples: scavenges, the young generation's collector. readStatement keeps every parsed page until the last one arrives, so each scavenge finds them alive and copies them. clinic flame on Node 20 draws no collector frame: there its time lands in readStatement's self time. The share of wall time in scavenges is exact in the runtime table of `run 04 --load`.",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+      "The server's own widest frame is `readStatement` (over two fifths of the samples here), whose self time is `JSON.parse` of each page, and `(garbage collector)` takes a quarter to a third of all samples: scavenges, the young generation's collector. readStatement keeps every parsed page until the last one arrives, so each scavenge finds them alive and copies them. The share of wall time in scavenges is exact in the runtime table of `run 04 --load`.",
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "readStatement", atLeast: 0.28 },
       { name: "(garbage collector)", atLeast: 0.17 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'gc', final: ['cpu-bound', 'one-core'],
+    why: "parsing the bank's pages is CPU work on the main thread; the doctor saw the loop busy 86-93% with a delay p99 of 7-12 ms, close to its thresholds (88%, 15 ms), and the collector's share down from 30-38% to 6-9%" },
   hints: [
     'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',
     '"minor GC" is the scavenger, which collects the young generation. In the `--trace-gc` lines (see the brief), look at what each `Scavenge` frees: a few MB per scavenge, and long pauses, mean that most of what was young was still alive when it ran. A scavenge costs what is still alive when it runs, not what died: garbage is free, survivors are copied. What is still alive?',

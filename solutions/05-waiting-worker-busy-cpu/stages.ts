@@ -15,14 +15,16 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu (or flame) and search for `info` or `redact`: the hand-made logger's `write` holds well over half of all samples here (57% on Node 20, 74% on 24), with `redact` (a quarter or more) and `toJson` (a fifth or more) under it, where `scrubString`, `isSecretKey` and `escapeJson` run. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+      "Search for `info` or `redact`: the hand-made logger's `write` holds well over half of all samples here (57% on Node 20, 74% on 24), with `redact` (a quarter or more) and `toJson` (a fifth or more) under it, where `scrubString`, `isSecretKey` and `escapeJson` run. `write` begins with a deep copy (`JSON.parse(JSON.stringify(...))`, its self time), `redact` runs every regular expression over every key and string, and `toJson` escapes every string again. That is the 15% or more of the CPU the article found, and more.",
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "write", file: "0-as-shipped.ts", atLeast: 0.38 },
       { name: "redact", atLeast: 0.17 },
       { name: "toJson", atLeast: 0.12 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'cpu-bound', final: [] },
   hints: [
     'Compare the figures with what the bank allows. With 60 tasks at a time and a ~20 ms bank, the worker could finish about 2,600 tasks a second; the shipped one does about a third of that, and its p50 latency is more than three times the bank\'s. Watch `top` while it runs under load (`npm run workshop -- run 05 --load`): the node process uses ~70% of one core, for a worker that should mostly wait. The bank is not the limit: every millisecond the event loop spends on one task delays the other 59. So the question is not what the worker waits for, but what it computes between the waits.',
     'Profile it under load (README.md, "How to see it", gives the commands) and search the flame graph, as Plaid did. Plaid searched theirs for `logger` and found that building the worker\'s log lines took at least 15% of the CPU. Search yours for `Logger`: how much of the graph lights up, and how much of that is redacting and formatting rather than writing to the file?',

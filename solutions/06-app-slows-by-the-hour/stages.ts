@@ -18,13 +18,15 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu (or flame): about three quarters of the samples sit under `serveStatic` (serve-static) and send's stream, and two thirds under the native `stat` of node:fs at their top. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is about an eighth. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+      "About three quarters of the samples sit under `serveStatic` (serve-static) and send's stream, and two thirds under the native `stat` of node:fs at their top. Every copy of the static handler that a reload left in front of the API routes looks for the API path on disk, finds nothing and passes the request on, so each request pays one `stat` per copy; the API's own handler in site.ts is about an eighth. A profile adds up the whole run, so the growth itself shows better in the per-second figures of `run 06 --load` and the layer count of `/_routes`.",
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "serveStatic", atLeast: 0.5 },
       { name: "stat", file: "node:fs", atLeast: 0.44 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'cost-grows', final: [] },
   hints: [
     'Watch the trend, not the average: `npm run workshop -- run 06 --load` shows, while it runs, the requests answered in the last second (`--json` lists every second). With the same load, does the server stay as fast as it was in its first seconds? Then ask it how it is doing: `curl -s http://127.0.0.1:3000/_routes` a few times while it runs (`run 06` without `--load`). Which of its figures grows, and how fast? How many layers would you expect for seven API routes, a status route and a static folder?',
     "Profile it under load (README.md, \"How to see it\"): the widest frames are not the page handler. Netflix's flame graphs were full of Express's `route.handle` and `route.handle.next`: Express keeps the app's layers in one array and walks it in order for every request until one answers. In yours, look for the router (`next`, `handle`, `trimPrefix`), `serveStatic` and `send`'s `SendStream` (`pipe`, `sendFile`, `onStatError`), and count how many of them one API request goes through. Why would a request for /api/pages/home ask the static-file middleware anything, let alone many times?",

@@ -32,13 +32,15 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Use cpu (or flame), and read what is missing: about four fifths of the samples are `(idle)` while p99 is a second, so requests wait on something other than the CPU. Search for `sendStat`: hot-shots' `Client.sendStat` runs for every metric, four per request, a few percent of the samples; what each send starts and waits for does not show as CPU. A profile shows work being started, not the wait; the probe's async resources in flight (`run 07 --load`) count what is waiting, by type.",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+      "Read what is missing: about four fifths of the samples are `(idle)` while p99 is a second, so requests wait on something other than the CPU. Search for `sendStat`: hot-shots' `Client.sendStat` runs for every metric, four per request, a few percent of the samples; what each send starts and waits for does not show as CPU. A profile shows work being started, not the wait; the probe's async resources in flight (`run 07 --load`) count what is waiting, by type.",
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "(idle)", atLeast: 0.5 },
       { name: "Client.sendStat", atLeast: 0.015 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'waiting', final: [] },
   hints: [
     'CPU, memory and open sockets look normal: `npm run workshop -- run 07 --load` shows under a hundred TCP sockets for 30 connections and a registry. Read the last column of the runtime figures instead, the async resources in flight: which type runs into the thousands, and what does it stand for?',
     'QUERYWRAP is a DNS query in flight (c-ares; with getaddrinfo it would be a GetAddrInfoReqWrap, Klarna\'s UV_GETADDRINFO). Count the names this service resolves and how often it resolves each: per decision, how many lookups does it start?',

@@ -17,11 +17,13 @@ export default defineSolution({
   profile: {
     lookFor:
       "Nearly every sample, over nine tenths here, is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).",
-    // Checked by test/profile-frames.test.ts (npm run test:frames), in --tool cpu on Node 20 and 24.
+    // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "fibonacci", atLeast: 0.6 },
     ],
   },
+  // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
+  doctor: { shipped: 'one-core', final: [] },
   hints: [
     'Ramp the load and read it step by step: `npm run workshop -- run 09 --ramp`. Up to which offered rate does the answered rate follow? What does p99 do one step later, and the step after that?',
     "While the load runs, watch the machine in another terminal (`top`, then press 1 for one line per core). How busy is the server's process, and how busy is the machine? Compare with `node -p 'require(\"os\").availableParallelism()'`.",
