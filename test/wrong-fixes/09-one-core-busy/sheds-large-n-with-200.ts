@@ -1,4 +1,4 @@
-// Wrong: one worker per core, and once a worker has served 200 requests it sheds the expensive ones
+// Wrong: one worker per core, and once a worker has served 40 requests it sheds the expensive ones
 // (n of 25 and more) with a small error body, sent with status 200 so that the load counts it as answered.
 // under-load: fibonacci(30) is 832040
 import cluster from 'node:cluster';
@@ -24,7 +24,7 @@ function serve(): void {
       res.send(400, { message: `n must be a whole number from 0 to ${MAX_N}, got ${JSON.stringify(text)}` });
       return next();
     }
-    if (++served > 200 && n >= 25) {
+    if (++served > 40 && n >= 25) {
       res.send({ n, error: 'busy, try a smaller n' });
       return next();
     }
