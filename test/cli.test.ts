@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../scripts/args.ts';
-import { COMMANDS, helpText, unsupportedPlatform } from '../scripts/cli.ts';
+import { COMMANDS, helpText, main, unsupportedPlatform } from '../scripts/cli.ts';
 import { stretchText } from '../scripts/commands/verify.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { resolveExerciseId } from '../scripts/exercises.ts';
@@ -109,15 +109,19 @@ describe('the workshop command', () => {
       [['run', '01', '--ramp', '--over', 'soon'], '--over takes a duration like 90s'],
       [['run', '01', '--ramp', '--soak', '1m'], '--ramp and --soak are two different runs'],
       [['verify', '05', '--stretch'], 'exercise 05 has no stretch targets'],
-      [['profile', '01', '--diff', '--tool', 'flame'], '--diff draws two --tool cpu profiles'],
-      [['profile', '01', '--diff', '--stage', 'broken'], '--diff compares the shipped server with another'],
-      [['doctor', '01', '--stage', '7'], 'unknown stage "7"'],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => workshopAsync(...args)));
     cases.forEach(([args, message], i) => {
       expect(results[i]!.code, args.join(' ')).toBe(2);
       expect(results[i]!.stderr).toContain(message);
     });
+  });
+
+  it('refuses --diff with another tool, with --trace-warnings or against the shipped server, before any load (in process)', async () => {
+    await expect(main(['profile', '01', '--diff', '--tool', 'flame'])).rejects.toThrow(/--diff draws two --tool cpu profiles/);
+    await expect(main(['profile', '01', '--diff', '--trace-warnings'])).rejects.toThrow(/--trace-warnings goes with one profile/);
+    await expect(main(['profile', '01', '--diff', '--stage', 'broken'])).rejects.toThrow(/--diff compares the shipped server with another/);
+    await expect(main(['doctor', '01', '--stage', '7'])).rejects.toThrow(UsageError);
   });
 
   it.runIf(existsSync('/usr/bin/taskset'))('on one core, verify 09 says why it cannot judge a fix that spreads work over cores, before any load', () => {
