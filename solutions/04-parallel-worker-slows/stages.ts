@@ -40,7 +40,7 @@ export default defineSolution({
   },
   // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
   doctor: { shipped: 'gc', final: ['cpu-bound', 'one-core'],
-    why: "parsing the bank's pages is CPU work on the main thread; the doctor saw the loop busy 86-93% with a delay p99 of 7-12 ms, close to its thresholds (88%, 15 ms), and the collector's share down from 30-38% to 6-9%" },
+    why: "parsing the bank's pages is CPU work on the main thread, and its loop's busy share and turns sit near the doctor's thresholds for cpu-bound; the collector's share is what fell (figures in docs/doctor.md)" },
   hints: [
     'Load it (`npm run workshop -- run 04 --load`) and read the runtime table under the req/s figures. One column is far from what a worker that mostly waits on a bank should show. How many of them per second, and what share of the time?',
     '"minor GC" is the scavenger, which collects the young generation. In the `--trace-gc` lines (see the brief), look at what each `Scavenge` frees: a few MB per scavenge, and long pauses, mean that most of what was young was still alive when it ran. A scavenge costs what is still alive when it runs, not what died: garbage is free, survivors are copied. What is still alive?',
