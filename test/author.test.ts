@@ -20,6 +20,9 @@ const exercises = await loadAllExercises();
  */
 const STAGES_ONLY = process.env.HOTPATH_AUTHOR_STAGES_ONLY === '1';
 
+/** How far above the ceiling a stage's median may read before the ceiling is not one (docs/measuring.md). */
+const CEILING_NOISE = 1.15;
+
 for (const exercise of exercises) {
   const { id, stages } = exercise.manifest;
 
@@ -87,6 +90,20 @@ for (const exercise of exercises) {
       }
     });
 
+    // The ceiling is the framework's fastest path for the same bytes, so a stage may reach it but not beat
+    // it: two servers doing the same work read within noise of each other in turns (docs/measuring.md);
+    // a stage's median well above the ceiling means the ceiling is not one.
+    it('no stage beats the ceiling', (context) => {
+      const againstCeiling = report.verdicts.flatMap((v) =>
+        v.label.startsWith('stage ')
+          ? v.targets.filter((t) => t.target.against === 'ceiling' && t.target.atLeast !== undefined && t.ratio !== undefined).map((t) => ({ label: v.label, ratio: t.ratio! }))
+          : [],
+      );
+      if (againstCeiling.length === 0) return context.skip('no stage is measured against a ceiling');
+      for (const { label, ratio } of againstCeiling) {
+        expect(ratio, `${label} reads ${ratio.toFixed(2)}x the ceiling`).toBeLessThanOrEqual(CEILING_NOISE);
+      }
+    });
   });
 }
 

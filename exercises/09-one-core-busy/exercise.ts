@@ -120,14 +120,13 @@ async function check(baseUrl: string): Promise<CheckResult> {
 }
 
 /**
- * Saturated throughput against the shipped server, with at least two cores for the server: the
- * reference stage answers ~1.8x the shipped server on two cores here (the load generator shares them), so
- * 1.4x keeps a margin both ways (the shipped file reads ~1.0x).
+ * Saturated throughput against the shipped server, with at least two cores for the server. The load
+ * generator shares those cores, so the reference cannot reach 2x; README.md gives the figures that set 1.3x.
  */
 export const SCALES_OUT: Target = {
   metric: 'requestsPerSecond',
   against: 'broken',
-  atLeast: 1.4,
+  atLeast: 1.3,
   needsCores: { count: 2, why: 'on one core, no server answers more of this work than one core can do' },
 };
 
