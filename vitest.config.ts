@@ -3,15 +3,16 @@ import { defineConfig } from 'vitest/config';
 // Three groups, one after another. Files that put no load on the machine run two at a time, and so do
 // the tests that load servers but hold nothing to a threshold a second load could tip (a verdict far
 // from it, a contract, a cancel, a real soak or profiler). The measurements (the author check, the
-// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput) run one at a time.
+// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, `workshop measure` on the
+// sample service, Artillery beside autocannon) run one at a time.
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
-  'answers', 'broker-service', 'cluster-probe', 'doctor', 'profile-advice', 'hub-report', 'machine-load', 'manifest', 'parent-exit', 'progress',
+  'answers', 'broker-service', 'cluster-probe', 'doctor', 'profile-advice', 'hub-report', 'import-cycles', 'machine-load', 'manifest', 'parent-exit', 'progress',
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'diagnosis');
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'diagnosis', 'measure', 'artillery');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };

@@ -1,5 +1,6 @@
 // What a bench is asked to measure and how, and what it reports as it goes. Apart from bench.ts so that the
 // modules that measure (measure-*.ts) can take them without importing the bench that calls them.
+import type { CommandStart } from './command-start.ts';
 import type { LoadProgress } from './load.ts';
 import type { RampRequest } from './ramp.ts';
 import type { ServerRun } from './result.ts';
@@ -10,6 +11,8 @@ export type ServerChoice = 'broken' | 'mine' | 'ceiling' | number;
 export interface ServerSpec {
   run: Omit<ServerRun, 'check' | 'load' | 'runtime' | 'failure' | 'output'>;
   absoluteFile: string;
+  /** A server started by a shell command instead of Node on absoluteFile (`workshop measure`). */
+  command?: CommandStart;
 }
 
 export type BenchEvent =
@@ -34,6 +37,8 @@ export interface BenchOptions {
    * (`run --ramp`), or a soak (`run --soak`). The warm-up always comes first.
    */
   measure?: { kind: 'ramp'; ramp: RampRequest } | { kind: 'soak'; soak: SoakOptions };
+  /** Keep a steady load's figures second by second over both phases (ServerRun.seconds), for the doctor's line in `run --load`. */
+  seconds?: boolean;
 }
 
 /** The load's progress on one server, as the bench's events. */

@@ -94,11 +94,11 @@ export function verifyChoices(exercise: Exercise): ServerChoice[] {
 export async function runBench(exercise: Exercise, specs: ServerSpec[], options: BenchOptions = {}): Promise<RunReport> {
   const startedAt = new Date().toISOString();
   const runs: ServerRun[] = [];
-  const requests = exercise.manifest.services ?? [];
-  if (requests.length > 0) options.onEvent?.({ type: 'services', names: requests.map((r) => r.kind) });
+  const wanted = exercise.manifest.services ?? [];
+  if (wanted.length > 0) options.onEvent?.({ type: 'services', names: wanted.map((service) => service.name) });
   // In turns the servers run at the same time: each gets services of its own (see measureInTurns).
   const turning = inTurns(exercise, options);
-  const services = await startServices(turning ? [] : requests);
+  const services = await startServices(turning ? [] : wanted);
   let turns: RunReport['turns'];
   try {
     if (turning) {

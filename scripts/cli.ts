@@ -5,6 +5,9 @@ import type { RampRequest } from './ramp.ts';
 import { demo } from './commands/demo.ts';
 import { hint } from './commands/hint.ts';
 import { list, nextExercise } from './commands/list.ts';
+import { measure } from './commands/measure.ts';
+import { artilleryCommand } from './commands/artillery.ts';
+import { exportLoadCommand } from './commands/export-load.ts';
 import { doctor } from './commands/doctor.ts';
 import { profile } from './commands/profile.ts';
 import { profileDiff } from './commands/profile-diff.ts';
@@ -25,6 +28,7 @@ import { nearest } from './suggest.ts';
 import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
 import type { RunReport } from './result.ts';
 import { UsageError } from './usage-error.ts';
+import { shippedMetrics } from './shipped-metrics.ts';
 import { figureMeanings } from './verdict.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
@@ -102,19 +106,49 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...JSON_FLAG,
     },
   },
+  measure: {
+    summary:
+      "your own service against a baseline (a command or a git revision) under the config's load, probe and targets; " +
+      'the report and exit code of verify (docs/measure.md)',
+    args: ['<config>'],
+    flags: { ...RUNS_FLAG, ...JSON_FLAG },
+  },
   demo: { summary: 'for instructors: broken, every stage and the ceiling under the same load, side by side', args: ['<ex>'], flags: { ...RUNS_FLAG, ...JSON_FLAG } },
   start: {
     summary: 'the hub in the browser: exercises, progress, slides and live runs (what npm start runs)',
     args: [],
     flags: { port: { value: 'PORT', description: 'port on 127.0.0.1 for the hub (default 4000; the exercise servers use 3000)' } },
   },
+  'export-load': {
+    summary: "the exercise's load (or a measure config's) as an Artillery script, for a load beyond one machine; writes files only (docs/artillery.md)",
+    args: ['<ex|config>'],
+    flags: {
+      ramp: { description: "the exercise's ramp (else its steady load) as arrival-rate phases" },
+      from: { value: 'REQ/S', description: "with --ramp: the first step's offered rate (needed, with --to, for an exercise without a ramp of its own)" },
+      to: { value: 'REQ/S', description: "with --ramp: the last step's offered rate" },
+      over: { value: 'DURATION', description: "with --ramp: how many rates the ramp has, one per step's seconds of this (40s, 2m)" },
+      duration: { value: 'DURATION', description: "the steady load's measured time (90s, 5m, 1m30s or 300; default the exercise's)" },
+      connections: { value: 'N', description: "the steady load's connections, a virtual user each (default the exercise's); per worker in a distributed run" },
+      target: { value: 'URL', description: 'the server the script loads (default http://127.0.0.1:3000)' },
+      out: { value: 'FILE', description: 'the script to write, .yml, .yaml or .json (default .hotpath/artillery/<ex>[-ramp].yml); hotpath-load.cjs goes beside it' },
+      ...JSON_FLAG,
+    },
+  },
+  artillery: {
+    summary: 'run the pinned Artillery with these arguments, telemetry off; installs it into .hotpath/tools/ on first use (e.g. workshop artillery run --output report.json <script>)',
+    args: ['[args...]'],
+    flags: {},
+  },
   help: { summary: 'this help, one command\'s (workshop help run), or what each figure means (workshop help figures)', args: ['[command]'], flags: {} },
 };
 
+/** `help figures`: the metrics the workshop ships, with what each means. */
+export async function figuresHelp(): Promise<string> {
+  const lines = figureMeanings(await shippedMetrics()).map((line) => `  ${line}`);
+  return [bold('The figures a target can be set on'), '', ...lines, '', dim('Every target is a ratio to a server measured in the same run: docs/measuring.md.')].join('\n');
+}
+
 export function helpText(command?: string): string {
-  if (command === 'figures') {
-    return [bold('The figures a target can be set on'), '', ...figureMeanings().map((line) => `  ${line}`), '', dim('Every target is a ratio to a server measured in the same run: docs/measuring.md.')].join('\n');
-  }
   if (command) {
     const spec = COMMANDS[command];
     if (!spec) {
@@ -201,12 +235,14 @@ export function exitCodeOf(report: RunReport): number {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // Everything after `artillery` is Artillery's own arguments: not parsed here.
+  if (argv[0] === 'artillery') return artilleryCommand(argv.slice(1));
   const args = parseArgs(argv, COMMANDS);
   const nodeFlags = args.flags['trace-warnings'] ? ['--trace-warnings'] : [];
   const json = args.flags.json === true;
   switch (args.command) {
     case 'help':
-      process.stdout.write(`${helpText(args.positionals[0])}\n`);
+      process.stdout.write(`${args.positionals[0] === 'figures' ? await figuresHelp() : helpText(args.positionals[0])}\n`);
       return 0;
     case 'list':
       return list(await loadAllExercises());
@@ -256,6 +292,10 @@ export async function main(argv: string[]): Promise<number> {
       const exercise = await exerciseArg(args);
       return doctor(exercise, { choice: stageChoice(args.flags.stage, exercise), json });
     }
+    case 'export-load':
+      return exportLoadCommand(args);
+    case 'measure':
+      return exitCodeOf(await measure(args.positionals[0]!, { json, runs: runsOption(args.flags.runs) }));
     case 'demo':
       return exitCodeOf(await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) }));
     default:

@@ -5,8 +5,10 @@ import { AnswerSampler, checkAnswers, contractFor } from './answers.ts';
 import { loadEvents, type BenchOptions } from './bench-options.ts';
 import type { Exercise } from './exercises.ts';
 import { besideFreshCopy } from './fresh-copy.ts';
-import { runLoad } from './load.ts';
+import { runLoad, type LoadProgress } from './load.ts';
 import { measuredFigures, resetFigures } from './probe-figures.ts';
+import { ProcessMeter } from './process-figures.ts';
+import { Seconds } from './doctor/seconds.ts';
 import type { ServerRun } from './result.ts';
 import { noteCrash } from './run-failure.ts';
 import type { Started } from './start-and-probe.ts';
@@ -17,11 +19,22 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   const { run, server } = started;
   const onProgress = loadEvents(options, run.label);
   const sampler = new AnswerSampler();
+  const processes = new ProcessMeter(server);
+  // For the doctor: each second of both phases, not the wait between them (settleAfterWarmup).
+  const seconds = options.seconds ? new Seconds(server, { 'warm-up': load.warmupSeconds, measured: load.durationSeconds }) : undefined;
   let measuredFrom = 0;
   const beforeMeasured = async () => {
+    await seconds?.stop();
     measuredFrom = await resetFigures(server, load);
+    processes.begin();
+    await seconds?.start();
   };
-  run.load = await runLoad(server.url, load, onProgress, beforeMeasured, sampler);
+  await seconds?.start();
+  const onLoad = seconds ? (progress: LoadProgress) => (seconds.onLoad(progress), onProgress(progress)) : onProgress;
+  run.load = await runLoad(server.url, load, onLoad, beforeMeasured, sampler);
+  run.processes = processes.lap();
+  await seconds?.stop();
+  if (seconds) run.seconds = { load: seconds.load, server: seconds.server };
   Object.assign(run, await measuredFigures(server, measuredFrom, load));
   if (server.exit()) {
     noteCrash(run, server, 'during the load');

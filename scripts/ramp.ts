@@ -292,7 +292,7 @@ interface StepRun {
 }
 
 /** One step: `offered` req/s, spread over up to SPREAD instances started 1000/N ms apart, measured for `seconds`. */
-async function runStep(
+export async function runStep(
   baseUrl: string,
   profile: LoadProfile,
   offered: number,

@@ -3,9 +3,10 @@
 // its speed for seconds at a time; one run cannot tell that from a regression, N runs show it.
 import { runBench, type BenchOptions, type ServerSpec } from './bench.ts';
 import type { Exercise } from './exercises.ts';
+import type { Metric } from './metric.ts';
 import type { RunReport, ServerVerdict, Spread, TargetResult } from './result.ts';
 import { cv, median } from './stats.ts';
-import { bounds, NOISE_SPREADS, verdictsPass } from './verdict.ts';
+import { bounds, metricsOf, NOISE_SPREADS, verdictsPass, withShown } from './verdict.ts';
 
 
 export function spread(values: number[]): Spread {
@@ -18,7 +19,7 @@ export async function runBenchRepeated(exercise: Exercise, specs: ServerSpec[], 
     if (runs > 1) options.onEvent?.({ type: 'repeat', index, of: runs });
     reports.push(await runBench(exercise, specs, options));
   }
-  return combineRuns(reports);
+  return combineRuns(reports, metricsOf(exercise.manifest));
 }
 
 /**
@@ -26,7 +27,7 @@ export async function runBenchRepeated(exercise: Exercise, specs: ServerSpec[], 
  * runs with their spread, and verdicts on the median ratio of each target. A run's honesty problems
  * (errors, a failed probe) fail the verdict whichever run had them.
  */
-export function combineRuns(reports: RunReport[]): RunReport {
+export function combineRuns(reports: RunReport[], metrics: Map<string, Metric> = new Map()): RunReport {
   const last = reports.at(-1)!;
   if (reports.length === 1) return last;
   const figures: NonNullable<RunReport['runs']>['figures'] = {};
@@ -38,15 +39,22 @@ export function combineRuns(reports: RunReport[]): RunReport {
       latencyP99: spread(runsOf.map((l) => l.latency.p99)),
     };
   }
-  const verdicts = last.verdicts.map((verdict) => combineVerdict(verdict, reports.map((r) => r.verdicts.find((v) => v.label === verdict.label && v.symptom === verdict.symptom))));
+  const verdicts = last.verdicts.map((verdict) =>
+    combineVerdict(verdict, reports.map((r) => r.verdicts.find((v) => v.label === verdict.label && v.symptom === verdict.symptom)), metrics),
+  );
   const pass = verdictsPass(verdicts);
   return { ...last, startedAt: reports[0]!.startedAt, verdicts, pass, runs: { count: reports.length, figures, passedRuns: reports.filter((r) => r.pass).length } };
 }
 
-function combineVerdict(verdict: ServerVerdict, across: Array<ServerVerdict | undefined>): ServerVerdict {
+function combineVerdict(verdict: ServerVerdict, across: Array<ServerVerdict | undefined>, metrics: Map<string, Metric>): ServerVerdict {
   const all = across.filter((v) => v !== undefined);
   const problems = [...new Set(all.flatMap((v, i) => v.problems.map((p) => (all.length > 1 ? `run ${i + 1}: ${p}` : p))))];
-  const targets = verdict.targets.map((target, index) => combineTarget(target, all.map((v) => v.targets[index]).filter((t) => t !== undefined)));
+  const targets = verdict.targets.map((target, index) => {
+    const combined = combineTarget(target, all.map((v) => v.targets[index]).filter((t) => t !== undefined));
+    // The medians in the metric's unit; without the metric, the report shows the plain numbers.
+    const metric = metrics.get(target.target.metric);
+    return metric ? withShown(metric, combined) : { ...combined, shown: undefined };
+  });
   const pass = problems.length === 0 && targets.length > 0 && targets.every((t) => t.pass);
   const expectedToFail = verdict.expectedToFail && { ...verdict.expectedToFail, rejected: all.every((v) => v.expectedToFail?.rejected) };
   return { ...verdict, targets, problems, pass: verdict.expectedToFail ? false : pass, ...(expectedToFail ? { expectedToFail } : {}) };

@@ -1,8 +1,9 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { Target } from './manifest.ts';
+import { heapGrowth } from './metrics/heap-growth.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
-import { figureOf, formatMetric, metricMeaning, metricName, NOISE_SPREADS } from './verdict.ts';
+import { figureOf, NOISE_SPREADS } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
   return JSON.stringify(report, null, 2);
@@ -24,7 +25,7 @@ export function goalFigures(goal: Target[], servers: ServerRun[]): string {
     const bound = target.atLeast !== undefined ? `at least ${ratio(target.atLeast)}` : `at most ${ratio(target.atMost ?? 0)}`;
     const against = target.against === 'itself' ? 'of itself' : `the ${target.against} server's`;
     const values = servers.map((s) => `${s.label} ${figureOf(target.metric, s) ?? 'not measured in this run'}`);
-    lines.push(`${metricName(target.metric)}: ${values.join(' · ')} ${dim(`(goal: ${bound} ${against})`)}`, dim(`  ${metricMeaning(target.metric)}`));
+    lines.push(`${target.metric.name}: ${values.join(' · ')} ${dim(`(goal: ${bound} ${against})`)}`, dim(`  ${target.metric.means}`));
   }
   return lines.join('\n');
 }
@@ -54,8 +55,15 @@ export function renderReport(report: RunReport): string {
   if (report.servers.some((s) => s.runtime)) {
     lines.push('', bold('runtime, from the injected probe (measured phase)'), runtimeTable(report.servers));
     if (report.servers.some((s) => (s.heap?.bytesPerSecond ?? 0) < 0)) {
-      lines.push(dim(`heap growth below zero: ${metricMeaning('heapGrowth')} (workshop help figures)`));
+      lines.push(dim(`heap growth below zero: ${heapGrowth.means} (workshop help figures)`));
     }
+  }
+  // A server of more than one process (09's cluster): each one's cores and event loop, so one busy
+  // worker and an idle one are told apart from two busy ones.
+  const multi = report.servers.filter((s) => (s.processes?.length ?? 0) > 1);
+  if (multi.length > 0) {
+    const span = report.turns ? 'its turns' : 'measured phase';
+    lines.push('', bold(`processes of each server, from /proc and each process's probe (${span})`), ...multi.map(processesLine));
   }
   for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
   const sampled = report.servers.filter((s) => s.answers);
@@ -210,6 +218,13 @@ export function rampSection(server: ServerRun): string {
   ].join('\n');
 }
 
+function processesLine(server: ServerRun): string {
+  const each = server.processes!.map(
+    (p) => `${p.role === 'main' ? 'main' : `${p.role} ${p.pid}`} ${p.cores.toFixed(2)} cores${p.utilization !== undefined ? `, loop busy ${percent(p.utilization, 0)}` : ''}`,
+  );
+  return `${server.label}: ${each.join(' · ')}`;
+}
+
 function runtimeTable(servers: ServerRun[]): string {
   // Only exercises that ask for it (probe.asyncResources) count async resources; the column shows then.
   const withAsync = servers.some((s) => s.runtime?.pendingPeak);
@@ -290,7 +305,7 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
 function targetRow(result: TargetResult, server?: ServerRun): string[] {
   const { target } = result;
   const bound = target.atLeast !== undefined ? `≥ ${ratio(target.atLeast)}` : `≤ ${ratio(target.atMost!)}`;
-  const show = (value: number) => formatMetric(target.metric, value);
+  const shown = result.shown ?? {};
   if (target.against === 'itself') {
     // A ratio of the server's own moments: show the two figures it was taken from.
     return [
@@ -304,11 +319,11 @@ function targetRow(result: TargetResult, server?: ServerRun): string[] {
   }
   const now =
     result.requiredValue !== undefined
-      ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
+      ? `${target.atLeast !== undefined ? '≥' : '≤'} ${shown.requiredValue ?? integer(result.requiredValue)} (${result.referenceLabel} ${shown.referenceValue ?? integer(result.referenceValue!)})`
       : '';
   return [
     `  ${result.name}`,
-    result.ratio !== undefined ? `${ratio(result.ratio)} (${show(result.value!)})` : '-',
+    result.ratio !== undefined ? `${ratio(result.ratio)} (${shown.value ?? integer(result.value!)})` : '-',
     bound,
     now,
     result.margin !== undefined ? signedPercent(result.margin) : '',

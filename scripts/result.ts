@@ -1,6 +1,7 @@
 // The one model of a run's result. The terminal table, --json and (later) the hub all render this.
 import type { CheckResult } from './check.ts';
-import type { LoadProfile, Target } from './manifest.ts';
+import type { LoadProfile } from './load-profile.ts';
+import type { ProcessFigures } from './process-figures.ts';
 import type { RuntimeFigures } from './probe/messages.ts';
 import type { HeapTrend } from './trend.ts';
 
@@ -60,6 +61,33 @@ export interface ServerRun {
   answers?: AnswerCheck;
   /** The correctness probe run again after the load, while the server still ran. */
   checkAfterLoad?: CheckResult;
+  /**
+   * Each of the server's processes over the measured phase (or its turns, summed): the one the harness
+   * started and a cluster's workers, with the cores each used and how busy its event loop was.
+   */
+  processes?: ProcessFigures[];
+  /** Second by second over both phases, for the doctor's reading of a plain `run --load` (doctor/seconds.ts). */
+  seconds?: { load: LoadSecond[]; server: ServerSecond[] };
+}
+
+/** One second of the load, as the load generator saw it. */
+export interface LoadSecond {
+  requests: number;
+  /** p99 of this second's 2xx answers, ms; absent for a second with none. */
+  p99?: number;
+}
+
+/** One second of the server, as the probe and /proc saw it. */
+export interface ServerSecond {
+  /** The main thread's event-loop utilization over the second, 0 (idle) to 1 (always busy). */
+  utilization?: number;
+  /** Cores each of the server's processes used over the second (CPU time over wall time), by pid. */
+  cores: Record<number, number>;
+  /** Each cluster worker's event-loop utilization over the second, by pid (a worker's own probe writes it). */
+  workers?: Record<number, number>;
+  heapUsed?: number;
+  /** Active resources by type at the end of the second (process.getActiveResourcesInfo). */
+  active?: Record<string, number>;
 }
 
 /** One turn of one server: the load's figures over the turn, and the probe's over the same time. */
@@ -87,8 +115,24 @@ export interface FreshCopyResult {
   kept?: number;
 }
 
+/**
+ * What a server is compared with: the shipped broken server (or a measured baseline, `workshop measure`),
+ * the stage before, or the bare framework; or 'itself' for a metric that already is a ratio of two
+ * moments of the same server's run (throughputKept).
+ */
+export type Reference = 'broken' | 'baseline' | 'previous' | 'ceiling' | 'itself';
+
+/** A target as a result keeps it: plain data, its metric named by id (a manifest's Target holds the metric itself). */
+export interface TargetRecord {
+  metric: string;
+  against: Reference;
+  atLeast?: number;
+  atMost?: number;
+  needsCores?: { count: number; why: string };
+}
+
 export interface TargetResult {
-  target: Target;
+  target: TargetRecord;
   /** e.g. "req/s vs broken". */
   name: string;
   referenceLabel: string;
@@ -102,6 +146,8 @@ export interface TargetResult {
   pass: boolean;
   /** Why it could not be judged, when it could not. */
   note?: string;
+  /** value, referenceValue and requiredValue with the metric's unit, as the report shows them. */
+  shown?: { value?: string; referenceValue?: string; requiredValue?: string };
   /**
    * Servers loaded in turns: the ratio in each round, `ratio` their median, and the interval for the
    * median (order statistics, see stats.ts). Absent for a figure of the whole run (a heap's slope).

@@ -1,8 +1,12 @@
 // Starts one exercise server in its own child process on 127.0.0.1 with the probe preloaded, knows when
 // it listens, and ends it (and anything it started) on every path. Nothing here sleeps for readiness.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { isProbeMessage, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
+import os from 'node:os';
+import path from 'node:path';
+import { commandSpawn, type CommandStart } from './command-start.ts';
+import { isProbeMessage, type LoopFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
 const TSX_LOADER = import.meta.resolve('tsx');
 const PROBE = import.meta.resolve('./probe/inject.ts');
@@ -18,6 +22,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Copy the server's output to the harness's own stdout/stderr as it comes (for `run`). */
   echo?: boolean;
+  /** Start the server with this shell command instead of Node on the file (`workshop measure`, see command-start.ts). */
+  command?: CommandStart;
 }
 
 export class ServerStartError extends Error {
@@ -54,6 +60,8 @@ export interface RunningServer {
   snapshot(timeoutMs?: number): Promise<RuntimeFigures | undefined>;
   /** The event loop's utilization since the previous call (0 idle, 1 always busy), or undefined without an answer. */
   utilization(timeoutMs?: number): Promise<number | undefined>;
+  /** Each process's event loop time so far (the main one and a cluster's workers), by pid, as their probes last wrote it. */
+  loops(): Map<number, LoopFigures>;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
   /** Source maps of these files as the server loaded them (by file URL); empty without an answer. */
@@ -148,18 +156,22 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
 }
 
 async function startOn(file: string, options: StartOptions, port: number): Promise<RunningServer> {
-  const child = spawn(
-    process.execPath,
-    [...(options.nodeFlags ?? []), '--import', TSX_LOADER, '--import', PROBE, file],
-    {
-      // Its own process group, so the harness can end the server and anything it spawned, and so a
-      // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: { ...process.env, ...options.env, PORT: String(port), HOTPATH_PROBE: '1' },
-    },
-  );
+  // Where each of the server's processes writes its event loop's figures (probe/inject.ts); gone with the server.
+  const loopFolder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-loops-'));
+  const env = { ...process.env, ...options.env };
+  const how = options.command
+    ? commandSpawn(options.command, options.nodeFlags ?? [], env)
+    : { program: process.execPath, args: [...(options.nodeFlags ?? []), '--import', TSX_LOADER, '--import', PROBE, file], cwd: undefined, env: {} };
+  const child = spawn(how.program, how.args, {
+    cwd: how.cwd,
+    // Its own process group, so the harness can end the server and anything it spawned, and so a
+    // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_LOOP_FIGURES: loopFolder },
+  });
   live.add(child);
+  child.once('exit', () => rmSync(loopFolder, { recursive: true, force: true }));
 
   let output = '';
   const collect = (chunk: Buffer, echo?: NodeJS.WriteStream) => {
@@ -252,6 +264,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     },
     snapshot: (timeoutMs = 5000) => ask<RuntimeFigures>('snapshot', timeoutMs),
     utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
+    loops: () => readLoops(loopFolder),
     stop,
     sourceMaps: async (files, timeoutMs = 5000) => (await ask<Record<string, SourceMapData>>('sourceMaps', timeoutMs, { files })) ?? {},
     exitNormally: async (timeoutMs = 10_000) => {
@@ -265,6 +278,25 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
       return (await Promise.race([exited, late])) ?? stop();
     },
   };
+}
+
+function readLoops(folder: string): Map<number, LoopFigures> {
+  const loops = new Map<number, LoopFigures>();
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith('.json'));
+  } catch {
+    return loops; // the server has exited
+  }
+  for (const name of names) {
+    try {
+      const figures = JSON.parse(readFileSync(path.join(folder, name), 'utf8')) as LoopFigures;
+      loops.set(figures.pid, figures);
+    } catch {
+      // removed as we read
+    }
+  }
+  return loops;
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -7,7 +7,8 @@ import type { Exercise } from './exercises.ts';
 import type { ServerRun } from './result.ts';
 import { noteCrash, withFailure } from './run-failure.ts';
 import { startServer, type RunningServer, type StartOptions } from './server-process.ts';
-import type { ServiceContexts, Services } from './services/index.ts';
+import type { ServiceContexts } from './service.ts';
+import type { Services } from './services/index.ts';
 import { ALONE, type TurnTaker } from './turns.ts';
 
 /** A server that started and passed its probe, with what its load and the checks after the load need. */
@@ -45,7 +46,7 @@ export async function startAndProbe(
   const run: ServerRun = { ...spec.run, nodeFlags };
   const { env, contexts } = await services.prepare();
   probeEnv(manifest, env);
-  const startOptions = { nodeFlags, env };
+  const startOptions = { nodeFlags, env, ...(spec.command ? { command: spec.command } : {}) };
   let server: RunningServer;
   try {
     server = await turns.take(async () => {

@@ -9,6 +9,7 @@ import type { AnswerSampler } from './answers.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
 import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
+import { ProcessMeter } from './process-figures.ts';
 import type { LoadResult, ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
 import { waitUntilIdle } from './idle.ts';
@@ -64,6 +65,8 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
   const { seconds, minRounds, maxRounds, brokenRounds } = turnsOf(manifestLoad);
   const profile = turnLoad(manifestLoad);
   let live = [...contenders];
+  // Each server's processes over its turns only, not while the others take theirs.
+  const meters = new Map(contenders.map((c) => [c, new ProcessMeter(c.server)]));
   let round = 0;
   const takesTurns = (r: number) => live.filter((c) => c.run.role !== 'broken' || r < brokenRounds);
   const done = (label: string) => round >= maxRounds || !takesTurns(round).some((c) => c.run.label === label);
@@ -76,7 +79,9 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       const { run, server, sampler } = contender;
       server.resetFigures();
       const sampledFrom = server.samples.length;
+      meters.get(contender)!.begin();
       const load = await oneTurn(server.url, profile, seconds, sampler);
+      meters.get(contender)!.lap();
       // One point per turn for the live charts: x is the server's seconds of turns so far.
       options.onProgress(run.label, {
         phase: 'in turns',
@@ -100,6 +105,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     round += 1;
     if (round >= minRounds && options.decided(done)) break;
   }
+  for (const [{ run }, meter] of meters) run.processes = meter.total();
   return round;
 }
 

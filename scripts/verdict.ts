@@ -1,163 +1,26 @@
 // Judges each server of a run against its targets, as ratios to references measured in the same run.
 import { availableParallelism } from 'node:os';
-import { stageHoldsHere, type ExerciseManifest, type Metric, type Reference, type Target } from './manifest.ts';
-import type { ServerRun, ServerVerdict, TargetResult } from './result.ts';
-
+import { stageHoldsHere, targetRecord, type ExerciseManifest, type Target } from './manifest.ts';
+import type { Metric } from './metric.ts';
+import type { Reference, ServerRun, ServerVerdict, TargetRecord, TargetResult } from './result.ts';
 import { answerProblems } from './answers.ts';
-import { integer, percent, ratio } from './format.ts';
 import { median, medianInterval } from './stats.ts';
-
-interface MetricInfo {
-  name: string;
-  unit: string;
-  /**
-   * Whether it can be read from one turn of a run in turns (its load and probe figures): then a target on
-   * it is judged round by round. A figure of the whole run (a heap's slope, a ramp's knee) cannot.
-   */
-  perTurn: boolean;
-  value(run: ServerRun): number | undefined;
-  /** The value with its unit, for the report. */
-  format(value: number): string;
-  /** What the figure means, in a line, and why it can read below zero where it can (`help figures`). */
-  means: string;
-}
-
-const METRICS: Record<Metric, MetricInfo> = {
-  requestsPerSecond: {
-    perTurn: true,
-    name: 'req/s',
-    unit: 'req/s',
-    value: (run) => run.load?.requestsPerSecond.mean,
-    format: (v) => `${integer(v)} req/s`,
-    means: 'answers a second over the measured phase (or the turns), with the load\'s connections always busy: how much work the server gets through.',
-  },
-  latencyP99: {
-    perTurn: true,
-    name: 'p99 latency',
-    unit: 'ms',
-    value: (run) => run.load?.latency.p99,
-    format: (v) => `${integer(v)} ms`,
-    means: 'the time within which 99 answers in 100 arrived: the slow tail a user meets, which a mean hides.',
-  },
-  heapGrowth: {
-    perTurn: true,
-    name: 'heap growth',
-    unit: 'MB/s',
-    value: (run) => run.heap?.bytesPerSecond,
-    format: (v) => `${(v / 1e6).toFixed(2)} MB/s`,
-    means: 'the slope of the heap\'s low points (what is left after a collection) over the measured phase: what the server keeps. It reads below zero when the collector frees more than the phase adds, e.g. the warm-up\'s garbage collected late; near zero or below is a server that keeps nothing.',
-  },
-  minorGcShare: {
-    perTurn: true,
-    name: 'minor GC share',
-    unit: '% of time',
-    value: (run) => run.runtime?.gc.minor.share,
-    format: (v) => `${percent(v)} of time`,
-    means: 'the share of wall time spent in scavenges (young-generation collections); it also falls when a server gets slower elsewhere, so targets use the time per request.',
-  },
-  minorGcPerRequest: {
-    perTurn: true,
-    name: 'scavenge time per request',
-    unit: 'ms/req',
-    value: (run) => (run.runtime && run.load && run.load.requests > 0 ? run.runtime.gc.minor.ms / run.load.requests : undefined),
-    format: (v) => `${v.toFixed(2)} ms/req`,
-    means: 'milliseconds of scavenging (young-generation collection) per answer: what each request costs the collector, whatever else slows the server.',
-  },
-  lateRequestsPerSecond: {
-    perTurn: false,
-    name: 'late req/s',
-    unit: 'req/s',
-    value: lastQuarter,
-    format: (v) => `${integer(v)} req/s`,
-    means: 'the median second of the last quarter of the measured phase: how fast the server still is after it has served for a while.',
-  },
-  throughputKept: {
-    perTurn: false,
-    name: 'throughput kept',
-    unit: "x a fresh copy's req/s",
-    value: (run) => run.freshCopy?.kept,
-    format: (v) => `${ratio(v)} of a fresh copy's req/s`,
-    means: "the aged server's req/s over a fresh copy's of the same file, loaded in turns after the measured phase: 1x keeps its speed as it ages, less is a server that slows with age.",
-  },
-  pendingLookups: {
-    perTurn: true,
-    name: 'pending lookups (peak)',
-    unit: 'lookups',
-    value: (run) => {
-      const peak = run.runtime?.pendingPeak;
-      return peak ? (peak.QUERYWRAP ?? 0) + (peak.GETADDRINFOREQWRAP ?? 0) : undefined;
-    },
-    format: (v) => `${integer(v)} lookups`,
-    means: 'the most DNS lookups in flight at once (c-ares queries and getaddrinfo requests, from async_hooks): a queue of them is work waiting on the resolver.',
-  },
-  // The interpolated rate where the server stopped keeping up; results from before it have only the step's answers.
-  kneeRate: {
-    perTurn: false,
-    name: 'knee',
-    unit: 'req/s',
-    value: (run) => run.ramp?.knee?.rate ?? run.ramp?.knee?.achieved,
-    format: (v) => `${integer(v)} req/s`,
-    means: 'in a ramp, the offered rate at which the server stops keeping up (answers under 90% of it, or p99 past 10x its low-load p99).',
-  },
-  latencyCliff: {
-    perTurn: false,
-    name: 'p99 past the knee',
-    unit: 'x its low-load p99',
-    value: (run) => run.ramp?.cliff,
-    format: (v) => `${ratio(v)} its low-load p99`,
-    means: "in a ramp, the p99 at the highest rate offered over the p99 at the lowest: how steep the queueing cliff past the knee is.",
-  },
-};
-
-/**
- * req/s over the last quarter of the measured phase (at least one second): the median of the quarter's
- * seconds, so one second disturbed by something else on the machine does not decide it.
- */
-export function lastQuarter(run: ServerRun): number | undefined {
-  const seconds = run.load?.perSecond;
-  if (!seconds || seconds.length < 2) return undefined;
-  return median(seconds.slice(-Math.max(1, Math.floor(seconds.length / 4))));
-}
-
-/** What a ratio of the server's own figures was taken from, for the report: a ramp's p99s, or the aged and fresh req/s. */
-export function selfDetail(metric: Metric, server: ServerRun): string {
-  const ramp = server.ramp;
-  if (metric === 'latencyCliff' && ramp) {
-    const last = ramp.steps.at(-1);
-    return last ? `p99 ${integer(ramp.lowLoadP99)} ms at ${integer(ramp.steps[0]!.offered)} req/s → ${integer(last.latency.p99)} ms at ${integer(last.offered)}` : '';
-  }
-  const fresh = server.freshCopy;
-  if (metric === 'throughputKept' && fresh && fresh.aged.length > 0) {
-    return `aged ${integer(median(fresh.aged))} vs fresh copy ${integer(median(fresh.fresh))} req/s, ${fresh.aged.length} s each in turns`;
-  }
-  return '';
-}
-
-export function metricName(metric: Metric): string {
-  return METRICS[metric].name;
-}
-
-export function metricUnit(metric: Metric): string {
-  return METRICS[metric].unit;
-}
-
-export function formatMetric(metric: Metric, value: number): string {
-  return METRICS[metric].format(value);
-}
-
-export function metricMeaning(metric: Metric): string {
-  return METRICS[metric].means;
-}
-
-/** Every figure a target can be set on, with what it means (`help figures`). */
-export function figureMeanings(): string[] {
-  return Object.values(METRICS).map((info) => `${info.name} (${info.unit}): ${info.means}`);
-}
 
 /** A server's value of one figure with its unit, or undefined when the run did not measure it. */
 export function figureOf(metric: Metric, run: ServerRun): string | undefined {
-  const value = METRICS[metric].value(run);
-  return value === undefined || !Number.isFinite(value) ? undefined : METRICS[metric].format(value);
+  const value = metric.read(run);
+  return value === undefined || !Number.isFinite(value) ? undefined : metric.format(value);
+}
+
+/** The metrics a manifest's targets are set on, by id: what a result's plain targets name. */
+export function metricsOf(manifest: Pick<ExerciseManifest, 'goal' | 'stages' | 'symptom'>): Map<string, Metric> {
+  const targets = [...manifest.goal, ...manifest.stages.flatMap((stage) => stage.targets), ...(manifest.symptom ?? [])];
+  return new Map(targets.map((target) => [target.metric.id, target.metric]));
+}
+
+/** Every figure the targets of these manifests are set on, once each, with what it means (`help figures`). */
+export function figureMeanings(metrics: Iterable<Metric>): string[] {
+  return [...new Set(metrics)].map((metric) => `${metric.name} (${metric.unit}, ${metric.better} is better): ${metric.means}`);
 }
 
 /** The targets a server of the run is held to: a stage's own, the goal for the trainee's file, none for references. */
@@ -174,12 +37,14 @@ export function targetsFor(manifest: ExerciseManifest, run: ServerRun): Target[]
 export function stretchStage(manifest: ExerciseManifest): number | undefined {
   const last = manifest.stages.at(-1);
   if (manifest.stages.length < 2 || !last || last.expectedToFail) return undefined;
-  return JSON.stringify(last.targets) === JSON.stringify(manifest.goal) ? undefined : manifest.stages.length;
+  const records = (targets: Target[]) => JSON.stringify(targets.map(targetRecord));
+  return records(last.targets) === records(manifest.goal) ? undefined : manifest.stages.length;
 }
 
 export function findReference(runs: ServerRun[], run: ServerRun, reference: Reference): ServerRun | undefined {
   if (reference === 'itself') return run;
-  if (reference === 'broken') return runs.find((r) => r.role === 'broken');
+  // `workshop measure` runs its baseline in the shipped server's role.
+  if (reference === 'broken' || reference === 'baseline') return runs.find((r) => r.role === 'broken');
   if (reference === 'ceiling') return runs.find((r) => r.role === 'ceiling');
   const stage = run.role === 'mine' ? run.stretch : run.stage;
   if (stage === undefined) return undefined;
@@ -217,45 +82,48 @@ export function honestyProblems(run: ServerRun): string[] {
 }
 
 /** Why this machine cannot judge the target (too few cores for it), or undefined when it can. */
-export function cannotJudgeHere(target: Target, cores = availableParallelism()): string | undefined {
+export function cannotJudgeHere(target: Pick<TargetRecord, 'needsCores'>, cores = availableParallelism()): string | undefined {
   const needs = target.needsCores;
   if (!needs || cores >= needs.count) return undefined;
   return `the server has ${cores} core${cores === 1 ? '' : 's'} here and this target needs ${needs.count}: ${needs.why}`;
 }
 
 export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): TargetResult {
-  const metric = METRICS[target.metric];
+  const { metric } = target;
+  const record = targetRecord(target);
   const required = (target.atLeast ?? target.atMost)!;
   const name = target.against === 'itself' ? metric.name : `${metric.name} vs ${target.against}`;
   const cannot = cannotJudgeHere(target);
-  if (cannot) return { target, name, referenceLabel: target.against, pass: false, note: 'cannot be judged here', cannotJudge: cannot };
+  if (cannot) return { target: record, name, referenceLabel: target.against, pass: false, note: 'cannot be judged here', cannotJudge: cannot };
   if (target.against === 'itself') {
     // The metric is already a ratio of the server's own figures: it is judged as it is.
-    const value = metric.value(run);
-    const detail = selfDetail(target.metric, run);
-    const base = { target, name, referenceLabel: run.label, pass: false, ...(detail ? { detail } : {}) };
+    const value = metric.read(run);
+    const detail = metric.detail?.(run);
+    const base = { target: record, name, referenceLabel: run.label, pass: false, ...(detail ? { detail } : {}) };
     if (value === undefined) return { ...base, note: `${run.label} has no ${metric.name} figure` };
-    return { ...base, value, ratio: value, ...bounds(target, value, required) };
+    return withShown(metric, { ...base, value, ratio: value, ...bounds(target, value, required) });
   }
   const reference = findReference(runs, run, target.against);
-  const base = { target, name, referenceLabel: reference?.label ?? target.against, pass: false };
+  const base = { target: record, name, referenceLabel: reference?.label ?? target.against, pass: false };
   if (!reference) return { ...base, note: `no ${target.against} server was measured in this run` };
-  const referenceValue = metric.value(reference);
-  const value = metric.value(run);
+  const referenceValue = metric.read(reference);
+  const value = metric.read(run);
   if (referenceValue === undefined || value === undefined) {
-    return { ...base, referenceValue, value, note: `${value === undefined ? run.label : reference.label} has no ${metric.name} figure` };
+    return withShown(metric, { ...base, referenceValue, value, note: `${value === undefined ? run.label : reference.label} has no ${metric.name} figure` });
   }
-  if (referenceValue <= 0) return { ...base, referenceValue, value, note: `${reference.label} measured ${referenceValue} ${metric.unit}; no ratio can be taken` };
+  if (referenceValue <= 0) {
+    return withShown(metric, { ...base, referenceValue, value, note: `${reference.label} measured ${referenceValue} ${metric.unit}; no ratio can be taken` });
+  }
   const ratios = metric.perTurn ? roundRatios(metric, run, reference) : [];
   if (ratios.length === 0) {
     const measured = value / referenceValue;
-    return { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) };
+    return withShown(metric, { ...base, referenceValue, value, ratio: measured, requiredValue: required * referenceValue, ...bounds(target, measured, required) });
   }
   // In turns: the median of the per-round ratios, called only when the interval clears the target.
   const measured = median(ratios);
   const interval = medianInterval(ratios);
   const call = callInterval(target, interval.low, interval.high, required);
-  return {
+  return withShown(metric, {
     ...base,
     referenceValue,
     value,
@@ -265,25 +133,35 @@ export function judgeTarget(runs: ServerRun[], run: ServerRun, target: Target): 
     pass: call === 'pass',
     rounds: { ratios, ...interval },
     ...(call === 'too close' ? { tooClose: true } : {}),
-  };
+  });
+}
+
+/**
+ * The result with its figures in the metric's unit, as the report shows them: a result is plain data (JSON,
+ * the hub's IPC), and the metric's format goes no further than the process that judged it.
+ */
+export function withShown(metric: Metric, result: TargetResult): TargetResult {
+  const show = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? undefined : metric.format(value));
+  const shown = { value: show(result.value), referenceValue: show(result.referenceValue), requiredValue: show(result.requiredValue) };
+  return { ...result, shown: Object.fromEntries(Object.entries(shown).filter(([, text]) => text !== undefined)) };
 }
 
 /** The server's figure over the reference's, round by round (rounds where either has no figure are left out). */
-export function roundRatios(metric: MetricInfo, run: ServerRun, reference: ServerRun): number[] {
+export function roundRatios(metric: Metric, run: ServerRun, reference: ServerRun): number[] {
   if (!run.turns || !reference.turns) return [];
   const ratios: number[] = [];
   for (const turn of run.turns) {
     const other = reference.turns.find((t) => t.round === turn.round);
     if (!other) continue;
-    const value = metric.value({ ...run, load: turn.load, runtime: turn.runtime, heap: turn.heap });
-    const base = metric.value({ ...reference, load: other.load, runtime: other.runtime, heap: other.heap });
+    const value = metric.read({ ...run, load: turn.load, runtime: turn.runtime, heap: turn.heap });
+    const base = metric.read({ ...reference, load: other.load, runtime: other.runtime, heap: other.heap });
     if (value !== undefined && base !== undefined && base > 0) ratios.push(value / base);
   }
   return ratios;
 }
 
 /** Pass when the whole interval is on the right side of the target, fail when it is all on the wrong side. */
-export function callInterval(target: Target, low: number, high: number, required: number): 'pass' | 'fail' | 'too close' {
+export function callInterval(target: Pick<TargetRecord, 'atLeast'>, low: number, high: number, required: number): 'pass' | 'fail' | 'too close' {
   if (target.atLeast !== undefined) return low >= required ? 'pass' : high < required ? 'fail' : 'too close';
   return high <= required ? 'pass' : low > required ? 'fail' : 'too close';
 }
@@ -303,7 +181,7 @@ export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[], done:
   );
 }
 
-export function bounds(target: Target, measured: number, required: number): { pass: boolean; margin: number } {
+export function bounds(target: Pick<TargetRecord, 'atLeast'>, measured: number, required: number): { pass: boolean; margin: number } {
   const atLeast = target.atLeast !== undefined;
   const pass = atLeast ? measured >= required : measured <= required;
   const margin = atLeast ? measured / required - 1 : measured > 0 ? required / measured - 1 : Infinity;

@@ -3,16 +3,17 @@ import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
-import { waitForEvents } from '../scripts/services/broker.ts';
+import { brokerService, waitForEvents } from '../scripts/services/broker.ts';
 
 describe('broker service', () => {
   it('acknowledges publishes after the set latency, one connection at a time, counts events per fresh topic, and stops clean', async () => {
     const before = liveServerCount();
-    const services = await startServices([{ kind: 'broker', ackLatencyMs: 20 }]);
+    const wanted = brokerService({ ackLatencyMs: 20 });
+    const services = await startServices([wanted]);
     try {
       const first = await services.prepare();
       const second = await services.prepare();
-      const broker = first.contexts.broker!;
+      const broker = first.contexts.get(wanted)!;
       expect(first.env.BROKER_URL).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
       expect(first.env.BROKER_TOPIC).toBe(broker.topic);
       expect(second.env.BROKER_TOPIC).not.toBe(broker.topic);
@@ -46,7 +47,7 @@ describe('broker service', () => {
       expect(reached).toBe(true);
       expect(counts).toMatchObject({ events: 10, messages: 9, qos0: 1, unreadable: 1 });
       expect(counts.first.slice(0, 4)).toEqual([{ user: 'u1', variant: 'A' }, { user: 'u2' }, { user: 'u3' }, { user: 'u4' }]);
-      expect((await second.contexts.broker!.counts()).events).toBe(0);
+      expect((await second.contexts.get(wanted)!.counts()).events).toBe(0);
     } finally {
       await services.stop();
     }
@@ -58,7 +59,7 @@ describe('broker service', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      const error = await startServices([{ kind: 'broker', port }]).catch((e: unknown) => e);
+      const error = await startServices([brokerService({ port })]).catch((e: unknown) => e);
       expect(String(error)).toMatch(new RegExp(`message broker \\(aedes\\) did not start: port ${port} .* in use`));
       expect(liveServerCount()).toBe(0);
     } finally {

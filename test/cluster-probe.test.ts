@@ -1,7 +1,10 @@
 // The injected probe in a node:cluster server: the primary reports its workers' listening to the harness;
-// the workers, whose IPC channel leads to the primary, stay silent; stopping the server ends the workers.
+// the workers, whose IPC channel leads to the primary, stay silent; each process is seen apart (its cores
+// and its event loop); stopping the server ends the workers.
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { ProcessMeter } from '../scripts/process-figures.ts';
 import { isPortFree, liveServerCount, startServer, type RunningServer } from '../scripts/server-process.ts';
 import { fixture, isAlive } from './helpers.ts';
 
@@ -10,6 +13,18 @@ async function bothWorkers(server: RunningServer): Promise<number[]> {
   const pids = () => [...server.output().matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
   await expect.poll(() => pids().length, { timeout: 15_000 }).toBe(2);
   return pids();
+}
+
+function getText(url: string, agent: http.Agent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
 }
 
 async function stopAndExpectAllGone(server: RunningServer, workers: number[]): Promise<void> {
@@ -39,6 +54,37 @@ describe('server process: a node:cluster server', () => {
       await sleep(500);
       expect(server.samples.length).toBeGreaterThan(0);
       expect(server.output()).not.toContain('message from worker');
+    } finally {
+      await stopAndExpectAllGone(server, workers);
+    }
+  }, 30_000);
+
+  it('sees each process apart: one worker busy and one idle, from their own probes and /proc', async () => {
+    const server = await startServer(fixture('cluster.ts'));
+    let workers: number[] = [];
+    try {
+      workers = await bothWorkers(server);
+      // The primary and both workers write their event loop's figures.
+      await expect.poll(() => [...server.loops().keys()].sort(), { timeout: 5000 }).toEqual([server.pid, ...workers].sort());
+      const meter = new ProcessMeter(server);
+      meter.begin();
+      // One keep-alive connection: the primary hands it to one worker, which spins 20 ms per answer.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const answeredBy = new Set<number>();
+      for (const end = Date.now() + 1500; Date.now() < end; ) answeredBy.add(Number(await getText(`${server.url}/spin`, agent)));
+      agent.destroy();
+      await sleep(250); // each probe writes every 200 ms
+      const figures = meter.lap();
+      expect(answeredBy.size).toBe(1);
+      const busy = figures.find((p) => answeredBy.has(p.pid))!;
+      const idle = figures.find((p) => p.role === 'worker' && p !== busy)!;
+      expect(figures.find((p) => p.role === 'main')?.pid).toBe(server.pid);
+      expect(busy.role).toBe('worker');
+      expect(busy.utilization).toBeGreaterThan(0.5);
+      expect(busy.cores).toBeGreaterThan(0.4);
+      expect(idle.utilization).toBeLessThan(0.1);
+      expect(idle.cores).toBeLessThan(0.1);
+      expect(meter.total().map((p) => p.pid)).toEqual([server.pid, ...[...workers].sort((a, b) => a - b)]);
     } finally {
       await stopAndExpectAllGone(server, workers);
     }

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { renderDoctor } from '../scripts/commands/doctor.ts';
+import { doctorLine } from '../scripts/commands/run.ts';
+import { doctorOfRun } from '../scripts/doctor/from-run.ts';
+import type { Exercise } from '../scripts/exercises.ts';
 import { doctorResult } from '../scripts/doctor/result.ts';
 import { diagnose, THRESHOLDS } from '../scripts/doctor/diagnose.ts';
-import type { Observation, ServerSecond } from '../scripts/doctor/observe.ts';
+import type { Observation } from '../scripts/doctor/observe.ts';
+import type { ServerRun, ServerSecond } from '../scripts/result.ts';
 import type { RuntimeFigures } from '../scripts/probe/messages.ts';
 
 const gc = (ms: number, wallMs: number) => ({ count: 1, ms, share: ms / wallMs });
@@ -100,6 +104,47 @@ describe('the doctor', () => {
     const text = renderDoctor(doctorResult(o, 6));
     expect(text).toMatch(/Next: .*profile 99 --tool cpu/);
     expect(text).not.toMatch(/cluster|semi-space|listener|batch|cache/i);
+  });
+
+  it("shows a cluster's workers each apart, so one busy worker and an idle one differ from two busy ones", () => {
+    const oneBusy = observation({ runtime: runtime({ delayP99: 80 }) }, { utilization: 0.01, cores: { 100: 0.02, 101: 0.98, 102: 0.03 }, workers: { 101: 0.99, 102: 0.02 } });
+    const { figures, findings } = diagnose(oneBusy);
+    expect(figures.workers).toEqual([
+      { pid: 101, cores: 0.98, utilization: 0.99 },
+      { pid: 102, cores: 0.03, utilization: 0.02 },
+    ]);
+    const text = renderDoctor(doctorResult(oneBusy, 6));
+    expect(text).toContain('2 workers: 101 loop busy 99%, 0.98 cores · 102 loop busy 2%, 0.03 cores');
+    expect(text).toContain("the primary's event loop busy 1%");
+    const bothBusy = observation({}, { utilization: 0.01, cores: { 100: 0.02, 101: 0.97, 102: 0.96 }, workers: { 101: 0.98, 102: 0.97 } });
+    expect(diagnose(bothBusy).figures.workers.map((w) => w.utilization)).toEqual([0.98, 0.97]);
+    expect(renderDoctor(doctorResult(bothBusy, 6))).toContain('101 loop busy 98%, 0.97 cores · 102 loop busy 97%, 0.96 cores');
+    // A server of one process has no workers line.
+    expect(renderDoctor(doctorResult(observation(), 6))).not.toContain('workers:');
+    expect(findings).toEqual([]); // the primary's loop is idle: nothing in long turns there
+  });
+
+  it("reads a plain run --load's own seconds, and names its kinds in one line with the command for the evidence", () => {
+    const o = observation({ loadSeconds: [5000, 4000, 800, 300, 200, 150].map((requests) => ({ requests, p99: 2 })) });
+    const exercise = { manifest: { id: '99-sample', load: { connections: 10, warmupSeconds: 2, durationSeconds: 4 } } } as unknown as Exercise;
+    const run = {
+      role: 'broken', label: 'broken', title: 'as shipped', file: 'exercises/99-sample/server.ts', nodeFlags: [],
+      load: { answered: 10_450, requests: 1_450, errors: 0, timeouts: 0, non2xx: 0 },
+      runtime: o.runtime,
+      seconds: { load: o.loadSeconds, server: o.serverSeconds },
+    } as unknown as ServerRun;
+    const result = doctorOfRun(exercise, run)!;
+    expect(result.findings.map((f) => f.kind)).toEqual(kinds(o));
+    expect(result.load.seconds).toBe(6);
+    // The probe's GC time covers the measured phase: per answer of that phase.
+    expect(result.figures!.gcMsPerRequest).toBeCloseTo(60 / 1_450, 5);
+    const line = doctorLine(result, 'broken').replace(/\x1b\[[0-9;]*m/g, '');
+    expect(line).toMatch(/^doctor: the cost of a request grows as the server runs/);
+    expect(line).toContain('npm run workshop -- doctor 99 --stage broken');
+    const calm = doctorOfRun(exercise, { ...run, seconds: { load: observation().loadSeconds, server: observation().serverSeconds } })!;
+    expect(doctorLine(calm, 'mine').replace(/\x1b\[[0-9;]*m/g, '')).toBe('doctor: no problem found in these figures (what it looks for: npm run workshop -- doctor 99)');
+    // Without its seconds (a ramp, a soak) a run has no line.
+    expect(doctorOfRun(exercise, { ...run, seconds: undefined })).toBeUndefined();
   });
 
   it('says why it could not observe a server', () => {

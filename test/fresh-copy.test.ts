@@ -4,6 +4,7 @@ import { keptOf } from '../scripts/fresh-copy.ts';
 import type { LoadProgress } from '../scripts/load.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { judge } from '../scripts/verdict.ts';
+import { throughputKept } from '../scripts/metrics/throughput-kept.ts';
 import { fixture } from './helpers.ts';
 import { sampleManifest } from './sample.ts';
 
@@ -17,8 +18,8 @@ describe('throughput kept, against a fresh copy', () => {
   it('loads each server and a fresh copy of it in turns: an ageing server keeps little, a steady one about all', async () => {
     const manifest = sampleManifest({
       load: { path: '/', connections: 4, warmupSeconds: 1, durationSeconds: 3, freshCopy: { pairs: 2 } },
-      stages: [{ file: '1-steady.ts', title: 'steady', changes: 'same cost at any age', targets: [{ metric: 'throughputKept', against: 'itself', atLeast: 0.75 }] }],
-      goal: [{ metric: 'throughputKept', against: 'itself', atLeast: 0.75 }],
+      stages: [{ file: '1-steady.ts', title: 'steady', changes: 'same cost at any age', targets: [{ metric: throughputKept, against: 'itself', atLeast: 0.75 }] }],
+      goal: [{ metric: throughputKept, against: 'itself', atLeast: 0.75 }],
     });
     // The ageing server is judged as the trainee's file: only a server held to throughputKept gets a fresh copy.
     const exercise = { manifest, dir: '', solutionsDir: '', serverFile: fixture('slows-with-age.ts'), shippedFile: fixture('busy-10ms.ts'), stageFile: () => fixture('busy-10ms.ts') };

@@ -1,5 +1,6 @@
-// The hub's routes on a real server (port 0): pages, assets, the API's refusals, and live runs of exercise
-// 01's broken server (a few seconds of load each: run this file under the load lock).
+// The hub's routes on a real server (port 0): pages, assets, the API's refusals, live runs of exercise
+// 01's broken server and the doctor on its ceiling (a few seconds of load each: run this file under the
+// load lock).
 import http from 'node:http';
 import net from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { hubPortOption } from '../scripts/commands/start.ts';
 import { startHub, type Hub } from '../scripts/hub/server.ts';
 import type { DoctorResult } from '../scripts/doctor/result.ts';
-import { writeDoctorResult } from '../scripts/results.ts';
+import { latestDoctorResult, writeDoctorResult } from '../scripts/results.ts';
 import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { turnsOf } from '../scripts/steady-turns.ts';
@@ -228,6 +229,18 @@ describe('pages', () => {
     expect(page).toContain('<ol id="doctor-findings" data-kinds="cost-grows cpu-bound">');
     expect(page).toContain('<li data-kind="cost-grows"><strong>title of cost-grows</strong><ul><li>evidence of cost-grows</li></ul><p class="hp-dim">Next: next for cost-grows</p></li>');
     expect(page).toContain('mine (<code>exercises/01-seed-service-slows-down/server.ts</code>), Node v20.20.2');
+    // Run from the panel: your server.ts by default, the shipped server or the ceiling; never a stage.
+    expect(page).toContain('<button id="doctor-run" type="button">Run the doctor</button>');
+    expect(page).toContain(
+      '<select id="doctor-choice"><option value="mine" selected>your server.ts</option><option value="broken">the shipped server (broken)</option><option value="ceiling">ceiling (bare framework, same payload)</option></select>',
+    );
+    expect(page).toContain('<script src="/assets/doctor.js" defer></script>');
+    // A cluster's workers, each apart, in one line.
+    const workers = { ...result('2026-12-01T12:00:00.000Z', []), figures: { workers: [{ pid: 11, cores: 0.98, utilization: 0.97 }, { pid: 12, cores: 0.51, utilization: 0.4 }] } as DoctorResult['figures'] };
+    writeDoctorResult(workers, path.join(dir, 'results'));
+    const withWorkers = (await get(`/exercises/${EX}`)).body;
+    expect(withWorkers).toContain('<p id="doctor-findings" data-kinds="">No problem found.</p>');
+    expect(withWorkers).toContain('<p id="doctor-workers" class="hp-dim">2 workers: loop busy 97%, 0.98 cores · loop busy 40%, 0.51 cores</p>');
   });
 
   it('the solution view is locked before a pass, and the pages name no stage', async () => {
@@ -348,6 +361,10 @@ describe('refusals', () => {
       ['a path', { exercise: '01', servers: ['../../../etc/passwd'] }, 400, /unknown server "\.\.\/\.\.\/\.\.\/etc\/passwd"/],
       ['a command', { exercise: '01', servers: [{ file: 'rm -rf /' }] }, 400, /unknown server object/],
       ['twice', { exercise: '01', servers: ['broken', 'broken'] }, 400, /listed twice/],
+      ['unknown kind', { exercise: '01', kind: 'profile', servers: ['broken'] }, 400, /"kind" must be "bench" .* or "doctor"/],
+      ['the doctor on a stage', { exercise: '01', kind: 'doctor', server: 1 }, 400, /the doctor runs here on "mine", "broken", "ceiling", not on 1 \(a stage: npm run workshop -- doctor 01 --stage 1 in a terminal\)/],
+      ['the doctor on a path', { exercise: '01', kind: 'doctor', server: '../server.ts' }, 400, /not on "\.\.\/server\.ts"/],
+      ['the doctor on no ceiling', { exercise: '09', kind: 'doctor', server: 'ceiling' }, 400, /the doctor runs here on "mine", "broken", not on "ceiling"/],
       ['not JSON', 'exercise=01', 415, /Content-Type: application\/json/, { 'content-type': 'application/x-www-form-urlencoded' }],
       ['too big', JSON.stringify({ exercise: '01', servers: ['broken'], pad: 'x'.repeat(20_000) }), 413, /limit/],
     ];
@@ -488,6 +505,46 @@ describe('a pass of your server.ts (stand-in worker)', () => {
       hub = saved;
       await reporting.close();
     }
+  });
+});
+
+describe("the doctor from the hub (exercise 01's ceiling: its 6 s of load)", () => {
+  it('runs as a live run, one at a time; streams the load\'s seconds; writes its result as `doctor` does, drawn by the panel', async () => {
+    const started = await post('/api/runs', { exercise: '01', kind: 'doctor', server: 'ceiling' });
+    expect(started.status).toBe(202);
+    const id = started.json!.id as string;
+    expect(started.json!.run).toMatchObject({ kind: 'doctor', servers: [{ server: 'ceiling', label: 'ceiling' }], state: 'running' });
+    // One run at a time, of either kind.
+    const refused = await post('/api/runs', { exercise: '01', servers: ['broken'] });
+    expect(refused.status).toBe(409);
+    expect(refused.json?.error).toContain(`a run is in progress: exercise ${EX}, the doctor on ceiling (run ${id})`);
+    expect((await post('/api/runs', { exercise: '02', kind: 'doctor' })).status).toBe(409);
+    expect((await get('/api/runs')).json).toMatchObject({ active: { id, kind: 'doctor', state: 'running' } });
+
+    const list = await events(id).done;
+    const names = list.map((e) => e.event);
+    expect(names.slice(0, 2)).toEqual(['run', 'starting']);
+    expect(names.at(-1)).toBe('doctor');
+    const { load } = (await loadExercise(EX)).manifest;
+    const seconds = list.filter((e) => e.event === 'load').map((e) => `${e.data.progress.phase} ${e.data.progress.second}/${e.data.progress.of}`);
+    expect(seconds).toContain(`warm-up 1/${load.warmupSeconds}`);
+    expect(seconds).toContain(`measured ${load.durationSeconds}/${load.durationSeconds}`);
+    const { result, html, file } = list.at(-1)!.data as { result: DoctorResult; html: string; file: string };
+    expect(result).toMatchObject({ exercise: EX, server: { label: 'ceiling', file: `exercises/${EX}/ceiling.ts` }, load: { connections: load.connections, seconds: load.warmupSeconds + load.durationSeconds } });
+    expect(result.failure).toBeUndefined();
+    expect(result.load.requestsPerSecond.length).toBe(load.warmupSeconds + load.durationSeconds);
+    // Written as the CLI writes it, so both show the same newest result.
+    expect(path.resolve(ROOT, file)).toMatch(new RegExp(`^${path.join(dir, 'results')}/[^/]+-${EX}-doctor/result\\.json$`));
+    expect(JSON.parse(readFileSync(path.resolve(ROOT, file), 'utf8'))).toEqual(result);
+    expect(latestDoctorResult(EX, path.join(dir, 'results'))).toEqual(result);
+    // The panel the event brings is the page's, drawn by the same code.
+    const page = (await get(`/exercises/${EX}`)).body;
+    expect(html).toBe(/<section id="doctor"[\s\S]*?<\/section>/.exec(page)![0]);
+    expect(html).toContain(`<p id="doctor-server">ceiling (<code>exercises/${EX}/ceiling.ts</code>)`);
+    expect(html).toMatch(/id="doctor-findings" data-kinds="[a-z -]*"/);
+    expect((await get(`/api/runs/${id}`)).json).toMatchObject({ id, kind: 'doctor', state: 'finished' });
+    expect((await get('/api/runs')).json).toEqual({ active: null });
+    expect(serversOfRunWorkers()).toEqual([]);
   });
 });
 

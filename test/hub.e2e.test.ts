@@ -1,6 +1,6 @@
 // The hub end to end in Debian's Chromium (playwright-core): home, a deck with its presenter view, a live
-// demo of exercise 05 run from its slide, one run at a time, refused traversals, and a closed page ending
-// its run and its servers. The hub runs in this process on port 0 with a temporary progress file.
+// demo of exercise 05 run from its slide, one run at a time, refused traversals, a closed page ending
+// its run and its servers, and the doctor run from an exercise page. The hub runs in this process on port 0 with a temporary progress file.
 // The demo puts load on the machine: run this file on its own, under the load lock:
 //   flock /tmp/hotpath-load.lock npx vitest run test/hub.e2e.test.ts
 // HOTPATH_E2E_SCREENSHOTS=<folder> also saves a screenshot of the verdict on the slide and of the presenter view.
@@ -12,6 +12,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exerciseFolders } from '../scripts/exercises.ts';
 import { startHub, type Hub } from '../scripts/hub/server.ts';
+import { KINDS } from '../scripts/doctor/kinds.ts';
+import type { DoctorResult } from '../scripts/doctor/result.ts';
 import { writeDoctorResult } from '../scripts/results.ts';
 import { loadDeck } from '../scripts/hub/slides.ts';
 import { ROOT } from '../scripts/paths.ts';
@@ -556,6 +558,65 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       expectNoPageErrors();
     } finally {
       if (!closed) await page.close();
+    }
+  });
+
+  it('7. "Run the doctor" on the shipped server: the load\'s seconds, then the panel shows the new result in place', async () => {
+    const page = await newPage();
+    try {
+      await page.goto(`${hub.url}/exercises/${EX}`);
+      const panel = page.locator('#doctor');
+      // The result written before (beforeAll), with its evidence.
+      expect(await panel.locator('li[data-kind="cost-grows"] li').first().textContent()).toBe('req/s fell');
+      const button = panel.locator('#doctor-run');
+      await expect.poll(() => button.isVisible(), { timeout: 10_000 }).toBe(true);
+      const choice = panel.locator('#doctor-choice');
+      expect(await choice.inputValue()).toBe('mine');
+      expect(await choice.locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).toEqual(['mine', 'broken', 'ceiling']);
+      // Without a reload: a mark on the window survives, a new page would not have it.
+      await page.evaluate(() => ((window as unknown as { hpMark: number }).hpMark = 1));
+      await choice.selectOption('broken');
+      await button.click();
+
+      // The load's seconds while it runs; the button waits for the end.
+      await expect.poll(() => page.locator('#doctor-status').textContent(), { timeout: 30_000, interval: 100 }).toMatch(/^The doctor on broken: (warm-up|measured) \d+\/\d+ s · [\d,]+ req\/s$/);
+      expect(await panel.getAttribute('data-state')).toBe('running');
+      expect(await button.isDisabled()).toBe(true);
+      const runId = (await panel.getAttribute('data-run-id'))!;
+      expect((await api(hub, '/api/runs')).active).toMatchObject({ id: runId, kind: 'doctor', servers: [{ server: 'broken' }] });
+
+      await page.locator('#doctor[data-state="done"]').waitFor({ timeout: 60_000 });
+      expect(await page.evaluate(() => (window as unknown as { hpMark?: number }).hpMark)).toBe(1);
+      expect(await page.locator('#doctor-status').textContent()).toMatch(/^Done: the result is kept as .*-doctor\/result\.json\.$/);
+      expect(await page.locator('#doctor-error').isVisible()).toBe(false);
+      expect(await page.locator('#doctor-failure').count()).toBe(0);
+      expect(await page.locator('#doctor-server').textContent()).toContain(`broken (solutions/${EX}/`);
+      // The kinds a real run named (01's shipped server shows at least one), each with its evidence and the tool to use next.
+      const kinds = ((await page.locator('#doctor-findings').getAttribute('data-kinds')) ?? '').split(' ').filter(Boolean);
+      expect(kinds.length).toBeGreaterThan(0);
+      for (const kind of kinds) expect(KINDS as readonly string[]).toContain(kind);
+      const items = page.locator('#doctor-findings > li');
+      expect(await items.evaluateAll((lis) => lis.map((li) => li.getAttribute('data-kind')))).toEqual(kinds);
+      for (const item of await items.all()) {
+        expect(await item.locator('ul > li').count()).toBeGreaterThan(0);
+        expect(await item.locator('p').textContent()).toMatch(/^Next: /);
+      }
+      // The evidence written before (beforeAll) is gone: the panel is the new result's.
+      expect(await panel.locator('li[data-kind] li').allTextContents()).not.toContain('req/s fell');
+      await screenshot(page, 'doctor.png');
+      // Kept where `doctor` keeps it: the newest result, the one shown.
+      const results = path.join(dir, 'results');
+      const newest = readdirSync(results).filter((name) => name.endsWith(`-${EX}-doctor`)).sort().at(-1)!;
+      const written = JSON.parse(readFileSync(path.join(results, newest, 'result.json'), 'utf8')) as DoctorResult;
+      expect(written.server.label).toBe('broken');
+      expect(written.findings.map((f) => f.kind)).toEqual(kinds);
+      // Ready for another run.
+      expect(await page.locator('#doctor-run').isEnabled()).toBe(true);
+      expect((await api(hub, `/api/runs/${runId}`)).state).toBe('finished');
+      expect(runProcesses().worker).toBeUndefined();
+      expectNoPageErrors();
+    } finally {
+      await page.close();
     }
   });
 });

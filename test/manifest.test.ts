@@ -4,7 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { FORMER_IDS } from '../scripts/former-ids.ts';
-import { validateManifest } from '../scripts/manifest.ts';
+import { validateManifest, type Metric } from '../scripts/manifest.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
+import { throughputKept } from '../scripts/metrics/throughput-kept.ts';
 import { sampleManifest } from './sample.ts';
 
 describe('manifest validation', () => {
@@ -22,10 +24,10 @@ describe('manifest validation', () => {
         id: 'sample',
         load: { path: 'seed', connections: 0, warmupSeconds: -1, durationSeconds: 0 },
         hints: [],
-        goal: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 2 }],
+        goal: [{ metric: requestsPerSecond, against: 'previous', atLeast: 2 }],
         stages: [
           { file: '2-wrong-number.ts', title: 't', changes: 'c', targets: [] },
-          { file: '2-wrong-number.ts', title: 't', changes: 'c', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2, atMost: 3 }] },
+          { file: '2-wrong-number.ts', title: 't', changes: 'c', targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2, atMost: 3 }] },
         ],
       }),
     );
@@ -48,21 +50,20 @@ describe('manifest validation', () => {
 
   it("judges only ratio metrics against 'itself'", () => {
     const load = { ...sampleManifest().load, freshCopy: { pairs: 6 } };
-    const itself = (metric: 'throughputKept' | 'requestsPerSecond') =>
-      validateManifest(sampleManifest({ load, goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
-    expect(itself('throughputKept')).toEqual([]);
-    expect(itself('requestsPerSecond')).toEqual(["goal: only throughputKept, latencyCliff can be judged against 'itself'"]);
+    const itself = (metric: Metric) => validateManifest(sampleManifest({ load, goal: [{ metric, against: 'itself', atLeast: 0.9 }] }));
+    expect(itself(throughputKept)).toEqual([]);
+    expect(itself(requestsPerSecond)).toEqual(["goal: requestsPerSecond is not a ratio of the server's own figures: it cannot be judged against 'itself'"]);
   });
 
   it('asks for a fresh copy to judge throughputKept by, of 2 to 30 pairs', () => {
-    const goal = [{ metric: 'throughputKept' as const, against: 'itself' as const, atLeast: 0.9 }];
+    const goal = [{ metric: throughputKept, against: 'itself' as const, atLeast: 0.9 }];
     expect(validateManifest(sampleManifest({ goal }))).toEqual(['throughputKept needs a fresh copy to compare with (load.freshCopy)']);
     const load = { ...sampleManifest().load, freshCopy: { pairs: 1 } };
     expect(validateManifest(sampleManifest({ load, goal }))).toEqual(['load.freshCopy.pairs must be a whole number from 2 to 30']);
   });
 
   it('rejects ratios that are not positive numbers', () => {
-    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 0 }] });
+    const manifest = sampleManifest({ goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 0 }] });
     expect(validateManifest(manifest)).toContain("goal: a target's ratio must be a positive number");
   });
 

@@ -4,6 +4,7 @@ import { crossing, findKnee, latencyFigures, lowLoadOf, resolveRamp, stepRates }
 import type { RampStep } from '../scripts/result.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { judge } from '../scripts/verdict.ts';
+import { latencyCliff } from '../scripts/metrics/latency-cliff.ts';
 import { fixture } from './helpers.ts';
 import { sampleManifest } from './sample.ts';
 
@@ -115,7 +116,7 @@ describe('ramp', () => {
   it('ramps a real server that can do ~100 req/s and finds its knee there, with the cliff past it', async () => {
     const manifest = sampleManifest({
       load: { path: '/', connections: 60, warmupSeconds: 1, durationSeconds: 1, ramp: { from: 20, to: 180, steps: 5, stepSeconds: 1 } },
-      symptom: [{ metric: 'latencyCliff', against: 'itself', atLeast: 10 }],
+      symptom: [{ metric: latencyCliff, against: 'itself', atLeast: 10 }],
     });
     const exercise = { manifest, dir: '', solutionsDir: '', serverFile: fixture('busy-10ms.ts'), shippedFile: fixture('busy-10ms.ts'), stageFile: () => fixture('busy-10ms.ts') };
     const report = await runBench(exercise, [specFor(exercise, 'broken')], { judge: false });

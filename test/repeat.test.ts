@@ -3,11 +3,12 @@ import { combineRuns, spread } from '../scripts/repeat.ts';
 import { renderReport } from '../scripts/report.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { loadResult, sampleManifest, serverRun } from './sample.ts';
 
 const manifest = sampleManifest({
   ceilingFile: undefined,
-  stages: [{ file: '1-fix.ts', title: 'fix', changes: 'fix', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }] }],
+  stages: [{ file: '1-fix.ts', title: 'fix', changes: 'fix', targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }] }],
 });
 
 /** One run: broken at `broken` req/s, stage 1 at `fixed`. */

@@ -4,6 +4,9 @@ import { goalFigures, rampSection, renderJson, renderReport } from '../scripts/r
 import type { RampStep } from '../scripts/result.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
+import { heapGrowth } from '../scripts/metrics/heap-growth.ts';
+import { minorGcShare } from '../scripts/metrics/minor-gc-share.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
 function sampleReport(): RunReport {
@@ -30,8 +33,8 @@ describe('report', () => {
     const report = sampleReport();
     const text = goalFigures(
       [
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 },
-        { metric: 'heapGrowth', against: 'broken', atMost: 0.3 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 10 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.3 },
       ],
       [report.servers[0]!],
     );
@@ -48,6 +51,20 @@ describe('report', () => {
     expect(renderReport(report)).not.toContain('heap growth below zero');
     report.servers[0]!.heap = { bytesPerSecond: -33.5e6, first: 150e6, last: 50e6, peak: 160e6, points: 4 };
     expect(renderReport(report)).toContain('heap growth below zero: the slope of the heap');
+  });
+
+  it("shows each process of a server of more than one (a cluster's workers), and only then", () => {
+    const report = sampleReport();
+    report.servers[0]!.processes = [{ pid: 10, role: 'main', cores: 0.9, utilization: 0.95 }];
+    expect(renderReport(report)).not.toContain('processes of each server');
+    report.servers[1]!.processes = [
+      { pid: 20, role: 'main', cores: 0.01, utilization: 0.01 },
+      { pid: 21, role: 'worker', cores: 0.96, utilization: 0.99 },
+      { pid: 22, role: 'worker', cores: 0.04, utilization: 0.03 },
+    ];
+    const text = renderReport(report).replace(/\x1b\[[0-9;]*m/g, '');
+    expect(text).toContain(`${report.servers[1]!.label}: main 0.01 cores, loop busy 1% · worker 21 0.96 cores, loop busy 99% · worker 22 0.04 cores, loop busy 3%`);
+    expect(text).not.toContain(`${report.servers[0]!.label}: main 0.90`);
   });
 
   it('draws bars proportional to the value, never empty for a non-zero value', () => {
@@ -76,8 +93,8 @@ describe('report', () => {
     const manifest = sampleManifest({
       ceilingFile: undefined,
       stages: [{ file: '1-fix.ts', title: 'fix', changes: 'fix', targets: [
-        { metric: 'heapGrowth', against: 'broken', atMost: 0.1 },
-        { metric: 'minorGcShare', against: 'broken', atMost: 0.34 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.1 },
+        { metric: minorGcShare, against: 'broken', atMost: 0.34 },
       ] }],
     });
     const servers = [

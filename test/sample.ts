@@ -4,6 +4,7 @@ import type { Exercise } from '../scripts/exercises.ts';
 import { defineExercise, type ExerciseManifest } from '../scripts/manifest.ts';
 import type { LoadResult, ServerRun } from '../scripts/result.ts';
 import type { RuntimeFigures } from '../scripts/probe/messages.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { fixture } from './helpers.ts';
 
 export function sampleManifest(changes: Partial<ExerciseManifest> = {}): ExerciseManifest {
@@ -18,18 +19,18 @@ export function sampleManifest(changes: Partial<ExerciseManifest> = {}): Exercis
     check: async () => ({ ok: true, passed: ['it answers'], failures: [] }),
     contract: { check: (answer) => (answer.status === 200 ? [] : [`status ${answer.status}`]) },
     stages: [
-      { file: '1-first-fix.ts', title: 'first fix', changes: 'fixes it', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }] },
+      { file: '1-first-fix.ts', title: 'first fix', changes: 'fixes it', targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 10 }] },
       {
         file: '2-second-fix.ts',
         title: 'second fix',
         changes: 'fixes more',
         targets: [
-          { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.5 },
-          { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.8 },
+          { metric: requestsPerSecond, against: 'previous', atLeast: 1.5 },
+          { metric: requestsPerSecond, against: 'ceiling', atLeast: 0.8 },
         ],
       },
     ],
-    goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }],
+    goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 10 }],
     hints: ['look', 'look harder'],
     ...changes,
   });

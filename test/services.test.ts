@@ -5,28 +5,30 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
-import { listKeys, readObject, s3Client } from '../scripts/services/s3.ts';
+import { logFileService } from '../scripts/services/log-file.ts';
+import { listKeys, readObject, s3Client, s3Service } from '../scripts/services/s3.ts';
 
 describe('services', () => {
   it('starts a real S3 server, gives each server a fresh bucket and log file, and removes its data on stop', async () => {
     const before = liveServerCount();
-    const services = await startServices([{ kind: 's3', latencyMs: 20 }, { kind: 'log-file' }]);
+    const [s3Wanted, logWanted] = [s3Service({ latencyMs: 20 }), logFileService()];
+    const services = await startServices([s3Wanted, logWanted]);
     const first = await services.prepare();
     const second = await services.prepare();
-    expect(first.contexts.s3!.bucket).not.toBe(second.contexts.s3!.bucket);
+    expect(first.contexts.get(s3Wanted)!.bucket).not.toBe(second.contexts.get(s3Wanted)!.bucket);
     expect(first.env.S3_ENDPOINT).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(first.env.LOG_FILE).not.toBe(second.env.LOG_FILE);
-    expect(existsSync(first.contexts.logFile!)).toBe(true);
+    expect(existsSync(first.contexts.get(logWanted)!)).toBe(true);
 
-    const s3 = first.contexts.s3!;
+    const s3 = first.contexts.get(s3Wanted)!;
     const started = Date.now();
     await s3Client(s3).send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'a/1.txt', Body: 'hello' }));
     expect(Date.now() - started).toBeGreaterThanOrEqual(20); // the set latency is applied
     expect(await listKeys(s3)).toEqual(['a/1.txt']);
-    expect(await listKeys(second.contexts.s3!)).toEqual([]);
+    expect(await listKeys(second.contexts.get(s3Wanted)!)).toEqual([]);
     expect(await readObject(s3, 'a/1.txt')).toBe('hello');
 
-    const folder = path.dirname(first.contexts.logFile!);
+    const folder = path.dirname(first.contexts.get(logWanted)!);
     await services.stop();
     expect(existsSync(folder)).toBe(false);
     expect(liveServerCount()).toBe(before);
@@ -37,7 +39,7 @@ describe('services', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      const error = await startServices([{ kind: 's3', port }]).catch((e: unknown) => e);
+      const error = await startServices([s3Service({ port })]).catch((e: unknown) => e);
       expect(String(error)).toMatch(new RegExp(`S3 service \\(s3rver\\) did not start: port ${port} .* in use`));
       expect(liveServerCount()).toBe(0);
     } finally {

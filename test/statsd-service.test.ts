@@ -6,7 +6,7 @@ import dns2, { Packet } from 'dns2';
 import { describe, expect, it } from 'vitest';
 import { isPortFree, liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
-import { waitForLines } from '../scripts/services/statsd.ts';
+import { statsdService, waitForLines } from '../scripts/services/statsd.ts';
 
 function resolverFor(server: string): dns.promises.Resolver {
   const resolver = new dns.promises.Resolver({ timeout: 2000, tries: 3 });
@@ -36,13 +36,12 @@ function get(url: string, agent: http.Agent): Promise<{ status: number; body: st
 describe('statsd service', () => {
   it('answers A records with the TTL, counts metric lines per address, moves the record, serves the upstream, and resets per server', async () => {
     const before = liveServerCount();
-    const services = await startServices([
-      { kind: 'statsd', ttlSeconds: 7, upstreamName: 'experiments.hotpath.test', upstreamRequestsPerConnection: 2, upstreamRoutes: { '/a': { ok: 1 } } },
-    ]);
+    const wanted = statsdService({ ttlSeconds: 7, upstreamName: 'experiments.hotpath.test', upstreamRequestsPerConnection: 2, upstreamRoutes: { '/a': { ok: 1 } } });
+    const services = await startServices([wanted]);
     let ports: number[] = [];
     try {
       const prepared = await services.prepare();
-      const statsd = prepared.contexts.statsd!;
+      const statsd = prepared.contexts.get(wanted)!;
       expect(prepared.env).toMatchObject({ DNS_SERVER: statsd.dnsServer, STATSD_HOST: 'statsd.hotpath.test', STATSD_PORT: String(statsd.statsdPort) });
       expect(prepared.env.UPSTREAM_URL).toMatch(/^http:\/\/experiments\.hotpath\.test:\d+$/);
       expect(statsd.sinkAddresses).toEqual(['127.0.0.1', '127.0.0.2']);
@@ -81,7 +80,7 @@ describe('statsd service', () => {
 
       // The next server starts from scratch: counts at zero, the record back, the routes as configured.
       const next = await services.prepare();
-      const fresh = next.contexts.statsd!;
+      const fresh = next.contexts.get(wanted)!;
       expect(await fresh.counts()).toEqual({ byAddress: { '127.0.0.1': 0, '127.0.0.2': 0 }, byName: {}, lines: 0 });
       expect(await resolver.resolve4('statsd.hotpath.test')).toEqual(['127.0.0.1']);
       expect((await get(`${upstream}/a`, new http.Agent())).status).toBe(200);
@@ -101,10 +100,11 @@ describe('statsd service', () => {
   });
 
   it('holds answers for the latency, answers at most the set rate oldest first, and folds resends', async () => {
-    const services = await startServices([{ kind: 'statsd', dnsLatencyMs: 30, dnsAnswersPerSecond: 100 }]);
+    const wanted = statsdService({ dnsLatencyMs: 30, dnsAnswersPerSecond: 100 });
+    const services = await startServices([wanted]);
     try {
       const { contexts } = await services.prepare();
-      const statsd = contexts.statsd!;
+      const statsd = contexts.get(wanted)!;
       const resolver = resolverFor(statsd.dnsServer);
       let started = performance.now();
       await resolver.resolve4('statsd.hotpath.test');
@@ -143,7 +143,7 @@ describe('statsd service', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      const error = await startServices([{ kind: 'statsd', port }]).catch((e: unknown) => e);
+      const error = await startServices([statsdService({ port })]).catch((e: unknown) => e);
       expect(String(error)).toMatch(new RegExp(`StatsD service .* did not start: port ${port} .* in use`));
       expect(liveServerCount()).toBe(0);
     } finally {

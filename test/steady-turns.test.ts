@@ -6,6 +6,7 @@ import { validateManifest } from '../scripts/manifest.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
 import { combineTurns, loadInTurns } from '../scripts/steady-turns.ts';
 import { anyTooClose, judge, verdictsPass, verdictsTooClose } from '../scripts/verdict.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { fixture } from './helpers.ts';
 import { fixtureExercise, loadResult, sampleManifest, serverRun } from './sample.ts';
 
@@ -21,7 +22,7 @@ function runWithTurns(label: string, role: 'broken' | 'mine' | 'stage' | 'ceilin
 
 describe('servers in turns', () => {
   it('judges the median of the per-round ratios, and passes only when the interval clears the target', () => {
-    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }] });
+    const manifest = sampleManifest({ goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }] });
     const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
     // Each round twice the broken server's, whatever the machine did in that round: a pass.
     const steady = runWithTurns('mine', 'mine', [200, 100, 200, 160, 200]);
@@ -45,8 +46,8 @@ describe('servers in turns', () => {
     // Too close on one target but clearly short on another: already a FAIL, no more rounds needed.
     const two = sampleManifest({
       goal: [
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 4 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 2 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 4 },
       ],
     });
     const [halfway] = judge(two, [broken, shaky]);
@@ -56,7 +57,7 @@ describe('servers in turns', () => {
   });
 
   it('asks for no more rounds for a target whose server or reference takes no more turns', () => {
-    const manifest = sampleManifest({ goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }] });
+    const manifest = sampleManifest({ goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }] });
     const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
     const shaky = runWithTurns('mine', 'mine', [300, 80, 150, 200, 200]);
     expect(anyTooClose(manifest, [broken, shaky], (label) => label === 'broken')).toBe(false);
@@ -83,6 +84,12 @@ describe('servers in turns', () => {
       expect(contenders[0]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2]);
       expect(contenders[1]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2, 3, 4]);
       expect(asked).toEqual(['broken done, mine on', 'broken done, mine on', 'broken done, mine done']);
+      // Each server's processes over its own turns: here one process each, which did the answering.
+      for (const [i, { run }] of contenders.entries()) {
+        expect(run.processes?.map((p) => [p.pid, p.role])).toEqual([[servers[i]!.pid, 'main']]);
+        expect(run.processes![0]!.cores).toBeGreaterThan(0);
+        expect(run.processes![0]!.utilization).toBeGreaterThan(0);
+      }
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
     }
@@ -100,7 +107,7 @@ describe('servers in turns', () => {
 
   it('does not judge a target that needs more cores than the server has, and says why', () => {
     const manifest = sampleManifest({
-      goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4, needsCores: { count: 64, why: 'workers share the cores' } }],
+      goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.4, needsCores: { count: 64, why: 'workers share the cores' } }],
     });
     const [verdict] = judge(manifest, [runWithTurns('broken', 'broken', [100, 100, 100]), runWithTurns('mine', 'mine', [300, 300, 300])]);
     expect(verdict!.pass).toBe(false);

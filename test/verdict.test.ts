@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
+import { lateRequestsPerSecond } from '../scripts/metrics/late-requests-per-second.ts';
+import { latencyP99 } from '../scripts/metrics/latency-p99.ts';
+import { minorGcPerRequest } from '../scripts/metrics/minor-gc-per-request.ts';
+import { pendingLookups } from '../scripts/metrics/pending-lookups.ts';
+import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
+import { throughputKept } from '../scripts/metrics/throughput-kept.ts';
 import { loadResult, runtimeFigures, sampleManifest, serverRun } from './sample.ts';
 
 const runs = () => [
@@ -18,7 +24,7 @@ describe('verdict', () => {
     expect(findReference(all, stage2!, 'previous')).toBe(stage1);
     expect(findReference(all, stage2!, 'ceiling')).toBe(ceiling);
 
-    const result = judgeTarget(all, stage1!, { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 });
+    const result = judgeTarget(all, stage1!, { metric: requestsPerSecond, against: 'broken', atLeast: 10 });
     expect(result.ratio).toBe(20);
     expect(result.pass).toBe(true);
     expect(result.margin).toBeCloseTo(1); // 20x against 10x needed: 100% past the line
@@ -27,7 +33,7 @@ describe('verdict', () => {
 
   it('fails a target that is missed, with a negative margin', () => {
     const all = runs();
-    const result = judgeTarget(all, all[2]!, { metric: 'requestsPerSecond', against: 'previous', atLeast: 2 });
+    const result = judgeTarget(all, all[2]!, { metric: requestsPerSecond, against: 'previous', atLeast: 2 });
     expect(result.ratio).toBe(1.75);
     expect(result.pass).toBe(false);
     expect(result.margin).toBeCloseTo(-0.125);
@@ -37,7 +43,7 @@ describe('verdict', () => {
   it('handles at-most targets (latency) with a margin that grows as the value shrinks', () => {
     const broken = serverRun('broken', 'broken', 100, { load: loadResult(100, { latency: { p50: 50, p90: 90, p99: 200, max: 300, mean: 60 } }) });
     const stage = serverRun('stage 1', 'stage', 2_000);
-    const result = judgeTarget([broken, stage], stage, { metric: 'latencyP99', against: 'broken', atMost: 0.1 });
+    const result = judgeTarget([broken, stage], stage, { metric: latencyP99, against: 'broken', atMost: 0.1 });
     expect(result.ratio).toBeCloseTo(0.015);
     expect(result.pass).toBe(true);
     expect(result.margin).toBeGreaterThan(5);
@@ -49,21 +55,21 @@ describe('verdict', () => {
     // target would see 0.30 against 0.15 (0.5x); per request the churn fell to a sixth.
     const broken = serverRun('broken', 'broken', 100, { runtime: gc(600) });
     const stage = serverRun('stage 1', 'stage', 300, { runtime: gc(300) });
-    const result = judgeTarget([broken, stage], stage, { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 });
+    const result = judgeTarget([broken, stage], stage, { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 });
     expect(result.value).toBeCloseTo(0.5);
     expect(result.ratio).toBeCloseTo(1 / 6);
     expect(result.pass).toBe(true);
     const unmeasured = serverRun('stage 1', 'stage', 300);
-    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 }).note).toMatch(/no scavenge time per request figure/);
+    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 }).note).toMatch(/no scavenge time per request figure/);
   });
 
   it('cannot judge without the reference, and says why', () => {
     const stage = serverRun('stage 1', 'stage', 2_000);
-    const result = judgeTarget([stage], stage, { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 });
+    const result = judgeTarget([stage], stage, { metric: requestsPerSecond, against: 'broken', atLeast: 10 });
     expect(result.pass).toBe(false);
     expect(result.note).toMatch(/no broken server was measured/);
     const zero = serverRun('broken', 'broken', 0);
-    expect(judgeTarget([zero, stage], stage, { metric: 'requestsPerSecond', against: 'broken', atLeast: 10 }).note).toMatch(/no ratio/);
+    expect(judgeTarget([zero, stage], stage, { metric: requestsPerSecond, against: 'broken', atLeast: 10 }).note).toMatch(/no ratio/);
   });
 
   it('fails a fast server with errors, timeouts, non-2xx or wrong answers', () => {
@@ -112,16 +118,16 @@ describe('verdict', () => {
     // answers a fifth of what its fresh copy does; the fixed one as much, one slow second aside.
     const broken = serverRun('broken', 'broken', undefined, { load: over([1000, 1000, 800, 600, 500, 400, 200, 200]), freshCopy: beside([190, 200, 210], [900, 1000, 1100]) });
     const fixed = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]), freshCopy: beside([1140, 700, 1160], [1200, 1150, 1180]) });
-    const kept = judgeTarget([broken, fixed], fixed, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 });
+    const kept = judgeTarget([broken, fixed], fixed, { metric: throughputKept, against: 'itself', atLeast: 0.9 });
     expect(kept.ratio).toBeCloseTo(1140 / 1180);
     expect(kept.pass).toBe(true);
-    expect(judgeTarget([broken, fixed], broken, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 }).ratio).toBeCloseTo(0.2);
+    expect(judgeTarget([broken, fixed], broken, { metric: throughputKept, against: 'itself', atLeast: 0.9 }).ratio).toBeCloseTo(0.2);
     // Without the fresh copy there is nothing to judge it by: not a pass.
     const alone = serverRun('stage 1', 'stage', undefined, { load: over([1200, 1200, 1180, 1190, 1170, 1160, 1150, 1130]) });
-    const unjudged = judgeTarget([broken, alone], alone, { metric: 'throughputKept', against: 'itself', atLeast: 0.9 });
+    const unjudged = judgeTarget([broken, alone], alone, { metric: throughputKept, against: 'itself', atLeast: 0.9 });
     expect(unjudged.pass).toBe(false);
     expect(unjudged.ratio).toBeUndefined();
-    const late = judgeTarget([broken, fixed], fixed, { metric: 'lateRequestsPerSecond', against: 'broken', atLeast: 5 });
+    const late = judgeTarget([broken, fixed], fixed, { metric: lateRequestsPerSecond, against: 'broken', atLeast: 5 });
     expect(late.ratio).toBeCloseTo(1140 / 200);
     expect(late.pass).toBe(true);
   });
@@ -130,20 +136,20 @@ describe('verdict', () => {
     const runtime = runtimeFigures(2_000, 0, 0, { pendingPeak: { QUERYWRAP: 3_000, GETADDRINFOREQWRAP: 12, TCPWRAP: 30 } });
     const broken = serverRun('broken', 'broken', 100, { runtime });
     const fixed = serverRun('stage 1', 'stage', 1000, { runtime: runtimeFigures(2_000, 0, 0, { pendingPeak: { QUERYWRAP: 3 } }) });
-    const result = judgeTarget([broken, fixed], fixed, { metric: 'pendingLookups', against: 'broken', atMost: 0.05 });
+    const result = judgeTarget([broken, fixed], fixed, { metric: pendingLookups, against: 'broken', atMost: 0.05 });
     expect(result.referenceValue).toBe(3_012);
     expect(result.pass).toBe(true);
     // Without the opt-in the probe does not count them, and the target says so rather than passing.
     const unmeasured = serverRun('stage 1', 'stage', 1000, { runtime: runtimeFigures(2_000, 0, 0) });
-    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: 'pendingLookups', against: 'broken', atMost: 0.05 }).pass).toBe(false);
+    expect(judgeTarget([broken, unmeasured], unmeasured, { metric: pendingLookups, against: 'broken', atMost: 0.05 }).pass).toBe(false);
   });
 
   it('shows a stage that is wrong on purpose as rejected when rejected for the named reason, never as passing', () => {
     const manifest = sampleManifest({
       ceilingFile: undefined,
-      goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }],
+      goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }],
       stages: [{
-        file: '1-cache-forever.ts', title: 'cache forever', changes: 'caches', targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 2 }],
+        file: '1-cache-forever.ts', title: 'cache forever', changes: 'caches', targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }],
         expectedToFail: { why: 'fast, but never sees a moved record', problem: 'metrics reach the new address' },
       }],
     });

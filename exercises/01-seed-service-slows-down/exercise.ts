@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type AnswerSample } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 const HEX_LENGTH = 10_000; // 5,000 random bytes as hex
 
@@ -123,5 +124,5 @@ export default defineExercise({
   ceilingCheck,
   contract,
   ceilingContract,
-  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 50 }],
 });

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { listKeys, readObject, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
 /** Tasks the correctness probe runs (before the load and again after it). */
@@ -117,7 +119,7 @@ async function waitForObjects(s3: S3Context, keys: string[], limitMs = 90_000): 
 
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const s3 = services.s3;
+  const s3 = services.get(S3);
   if (!expect.expect(Boolean(s3), 'the S3 service is running')) return expect.result();
   const tasks = Array.from({ length: PROBE_TASKS }, (_, i) => ({ taskId: `probe-${randomUUID()}`, institution: `ins_probe_${i}` }));
   const ran = new Map<string, { from: number; to: number }>();
@@ -145,7 +147,7 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
 /** After the load: every task answered has its payload in the bucket, none lost, and they decode. */
 async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const s3 = services.s3!;
+  const s3 = services.get(S3)!;
   // The bucket also holds the probes' payloads (before the load and after it); the count below leaves them out.
   const settled = await waitForUploads(s3, answered + probeAnswers, { quietMs: 3000, limitMs: 90_000 });
   const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));
@@ -165,6 +167,9 @@ async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: A
   return expect.result();
 }
 
+/** A real S3 API on 127.0.0.1, each request held 200 ms as a remote region's round trip would be. */
+const S3 = s3Service({ latencyMs: 200 });
+
 export default defineExercise({
   id: '02-worker-heap-climbs',
   title: 'The worker whose heap climbs',
@@ -176,7 +181,7 @@ export default defineExercise({
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
   // A real S3 API on 127.0.0.1; the delay stands in for the round trip to a bucket in another place.
-  services: [{ kind: 's3', latencyMs: 200 }],
+  services: [S3],
   // Two heap samples a second: the heap's low points over a 6 s phase, in windows of 1.5 s.
   probe: { sampleMs: 500 },
   load: {
@@ -197,7 +202,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
-    { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+    { metric: heapGrowth, against: 'broken', atMost: 0.2 },
+    { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
   ],
 });

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { buildTrace, summarize } from './trace.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -134,5 +135,5 @@ export default defineExercise({
   load: { path: '/tasks/run', connections: 30, warmupSeconds: 2, durationSeconds: 10, settleAfterWarmup: true, turns: { seconds: 2, connections: 6, maxRounds: 9 } },
   check,
   contract,
-  goal: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 5 }],
 });

@@ -1,5 +1,7 @@
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
+import { minorGcPerRequest } from '../../scripts/metrics/minor-gc-per-request.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { PAGES_PER_STATEMENT, TRANSACTION_POOL, TRANSACTIONS_PER_PAGE, pageEntries, statementNumber } from './bank.ts';
 
 interface Expected {
@@ -131,7 +133,7 @@ export default defineExercise({
   check,
   contract,
   goal: [
-    { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 },
-    { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.1 },
+    { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 },
+    { metric: requestsPerSecond, against: 'broken', atLeast: 1.1 },
   ],
 });

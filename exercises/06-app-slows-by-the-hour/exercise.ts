@@ -4,7 +4,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult, type FetchedResponse } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import type { RouteTableContext } from '../../scripts/services/route-table.ts';
+import { routeTableService, type RouteTableContext } from '../../scripts/services/route-table.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
+import { throughputKept } from '../../scripts/metrics/throughput-kept.ts';
 import { CATALOGUE, DEFAULT_ROUTES_FILE, PUBLIC_DIR, pageView, readRouteTable, rowView, type RouteEntry } from './site.ts';
 
 /** How long a change to the route table may take to be served: the server re-reads it every 50 ms. */
@@ -118,7 +120,7 @@ async function expectStaticFiles(expect: Expectations, baseUrl: string, when: st
 
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const table: RouteTableContext | undefined = services.routeTable;
+  const table: RouteTableContext | undefined = services.get(ROUTE_TABLE);
   if (!expect.expect(Boolean(table), 'the route table service is running')) return expect.result();
 
   // A server that has run a little while and reloaded its table a few times, as in production.
@@ -186,6 +188,9 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   return expect.result();
 }
 
+/** The configuration service: the route table as a file, published again every 50 ms with the next revision. */
+const ROUTE_TABLE = routeTableService({ source: DEFAULT_ROUTES_FILE, publishEveryMs: 50 });
+
 export default defineExercise({
   id: '06-app-slows-by-the-hour',
   title: 'The web app that slows down by the hour',
@@ -197,7 +202,7 @@ export default defineExercise({
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
   // The site's configuration service: it publishes the route table with a new revision every 50 ms.
-  services: [{ kind: 'route-table', source: DEFAULT_ROUTES_FILE, publishEveryMs: 50 }],
+  services: [ROUTE_TABLE],
   load: {
     path: '/api/pages/home',
     connections: 10,
@@ -212,7 +217,7 @@ export default defineExercise({
   check,
   contract,
   goal: [
-    { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
-    { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
+    { metric: throughputKept, against: 'itself', atLeast: 0.6 },
+    { metric: requestsPerSecond, against: 'broken', atLeast: 5 },
   ],
 });

@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { waitForLines, type StatsdContext, type StatsdCounts } from '../../scripts/services/statsd.ts';
+import { statsdService, waitForLines, type StatsdContext, type StatsdCounts } from '../../scripts/services/statsd.ts';
+import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
+import { pendingLookups } from '../../scripts/metrics/pending-lookups.ts';
 import { assign, REGISTRY, type Experiment } from './experiments.ts';
 
 const EXPERIMENT = 'checkout-button';
@@ -88,7 +90,7 @@ function missing(counts: StatsdCounts, expected: number, since?: StatsdCounts): 
 
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const statsd = services.statsd;
+  const statsd = services.get(STATSD);
   if (!expect.expect(Boolean(statsd), 'the StatsD service is running')) return expect.result();
   const registered = REGISTRY[EXPERIMENT_PATH]!;
   // The probe also runs after the load, when the sink already holds the load's metrics: count from here.
@@ -164,7 +166,7 @@ async function checkRecordMove(expect: Expectations, baseUrl: string, statsd: St
 /** After the load: no metric lost, then the StatsD record moves and metrics must follow it. */
 async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const statsd = services.statsd!;
+  const statsd = services.get(STATSD)!;
   // The probe decides too, before the load and after it.
   const least = answered + probeAnswers;
   // Requests in flight when each phase of the load stopped were decided without being counted.
@@ -184,6 +186,20 @@ async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAt
   return expect.result();
 }
 
+/**
+ * A DNS server that answers 1,000 lookups a second, a StatsD sink behind a name, and the experiment
+ * registry behind another name, whose load balancer closes a connection after 10 requests.
+ */
+const STATSD = statsdService({
+  dnsLatencyMs: 1,
+  dnsAnswersPerSecond: 1000,
+  ttlSeconds: 2,
+  upstreamName: 'experiments.hotpath.test',
+  upstreamLatencyMs: 2,
+  upstreamRequestsPerConnection: 10,
+  upstreamRoutes: REGISTRY,
+});
+
 export default defineExercise({
   id: '07-p99-hits-a-second',
   title: 'The decisions whose p99 hits a second',
@@ -194,20 +210,7 @@ export default defineExercise({
   },
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
-  // A DNS server that answers 1,000 lookups a second, a StatsD sink behind a name, and the experiment
-  // registry behind another name, whose load balancer closes a connection after 10 requests.
-  services: [
-    {
-      kind: 'statsd',
-      dnsLatencyMs: 1,
-      dnsAnswersPerSecond: 1000,
-      ttlSeconds: 2,
-      upstreamName: 'experiments.hotpath.test',
-      upstreamLatencyMs: 2,
-      upstreamRequestsPerConnection: 10,
-      upstreamRoutes: REGISTRY,
-    },
-  ],
+  services: [STATSD],
   // The probe counts live async resources by type: c-ares lookups in flight show as QUERYWRAP.
   probe: { asyncResources: true },
   load: {
@@ -223,7 +226,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
-    { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+    { metric: latencyP99, against: 'broken', atMost: 0.1 },
+    { metric: pendingLookups, against: 'broken', atMost: 0.05 },
   ],
 });

@@ -3,7 +3,9 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
+import { brokerService, waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
+import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { assign, EXPERIMENTS, type Decision } from './assignment.ts';
 
 /** Decisions the correctness probe asks for; the after-load check counts their events too. */
@@ -67,7 +69,7 @@ function eventsOf(counts: TopicCounts, users: Set<string>): Map<string, Record<s
 
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const broker = services.broker;
+  const broker = services.get(BROKER);
   if (!expect.expect(Boolean(broker), 'the message broker is running')) return expect.result();
 
   const unknown = await fetchResponse(`${baseUrl}/experiments/no-such-experiment/users/u-1`);
@@ -183,7 +185,7 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
  */
 async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
-  const broker = services.broker as BrokerContext;
+  const broker = services.get(BROKER) as BrokerContext;
   // The probe's users are counted apart too: only the stop traffic's count from here.
   const markedBefore = (await broker.counts()).marked;
   let exited!: () => void;
@@ -221,6 +223,14 @@ async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAt
   return expect.result();
 }
 
+/**
+ * A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
+ * it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
+ * The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
+ * server) is counted apart, so its events can be counted exactly whatever the load sent before.
+ */
+const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS } });
+
 export default defineExercise({
   id: '08-slow-on-an-idle-cpu',
   title: 'The decisions that wait on an idle CPU',
@@ -231,11 +241,7 @@ export default defineExercise({
   },
   serverFile: 'server.ts',
   shippedFile: '0-as-shipped.ts',
-  // A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
-  // it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
-  // The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
-  // server) is counted apart, so its events can be counted exactly whatever the load sent before.
-  services: [{ kind: 'broker', ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS } }],
+  services: [BROKER],
   load: {
     path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER}`,
     connections: 50,
@@ -247,7 +253,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: 'latencyP99', against: 'broken', atMost: 0.2 },
-    { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
+    { metric: latencyP99, against: 'broken', atMost: 0.2 },
+    { metric: requestsPerSecond, against: 'broken', atLeast: 2 },
   ],
 });

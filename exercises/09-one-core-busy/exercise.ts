@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type Target } from '../../scripts/manifest.ts';
 import { median } from '../../scripts/stats.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 /** The n the probe asks for: the edges of the recursion, and the n of the load. */
 const PROBE_N = [0, 1, 2, 10, 25, 30];
@@ -124,7 +125,7 @@ async function check(baseUrl: string): Promise<CheckResult> {
  * generator shares those cores, so the reference cannot reach 2x; README.md gives the figures that set 1.3x.
  */
 export const SCALES_OUT: Target = {
-  metric: 'requestsPerSecond',
+  metric: requestsPerSecond,
   against: 'broken',
   atLeast: 1.3,
   needsCores: { count: 2, why: 'on one core, no server answers more of this work than one core can do' },

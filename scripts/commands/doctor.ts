@@ -1,9 +1,9 @@
 // `workshop doctor <ex>`: one server under the exercise's load, and the kinds of problem its figures
 // show, with the evidence and the tool to use next (scripts/doctor/). It names kinds, never a fix.
 import { benchProgress } from '../bench-progress.ts';
-import { specFor, type ServerChoice } from '../bench.ts';
-import { observe } from '../doctor/observe.ts';
-import { doctorResult, type DoctorResult } from '../doctor/result.ts';
+import type { ServerChoice } from '../bench.ts';
+import type { DoctorResult } from '../doctor/result.ts';
+import { runDoctor } from '../doctor/run-doctor.ts';
 import type { Exercise } from '../exercises.ts';
 import { bold, dim, integer, percent, sparkline, yellow } from '../format.ts';
 import { relativeToRoot } from '../paths.ts';
@@ -15,14 +15,11 @@ export interface DoctorOptions {
 }
 
 export async function doctor(exercise: Exercise, options: DoctorOptions): Promise<number> {
-  const startedAt = new Date().toISOString();
-  const spec = specFor(exercise, options.choice);
   const progress = benchProgress();
-  const { load } = exercise.manifest;
-  progress({ type: 'starting', label: `${spec.run.label} for the doctor`, index: 0, of: 1 });
-  const observation = await observe(exercise, spec, { onProgress: (p) => progress({ type: 'load', label: `${spec.run.label} for the doctor`, progress: p }) });
+  const result = await runDoctor(exercise, options.choice, (event) =>
+    progress(event.type === 'starting' || event.type === 'load' ? { ...event, label: `${event.label} for the doctor` } : event),
+  );
   process.stderr.write('\n');
-  const result = doctorResult(observation, load.warmupSeconds + load.durationSeconds, startedAt);
   process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderDoctor(result)}\n`);
   // With --json, on stderr, so stdout stays one JSON document.
   (options.json ? process.stderr : process.stdout).write(dim(`\nresult: ${relativeToRoot(writeDoctorResult(result))}\n`));
@@ -41,7 +38,7 @@ export function renderDoctor(result: DoctorResult): string {
     `req/s, second by second: ${sparkline(result.load.requestsPerSecond)}  ${integer(f.early)} at first, ${integer(f.late)} at the end`,
     dim(
       [
-        f.utilization !== undefined ? `event loop busy ${percent(f.utilization, 0)}` : undefined,
+        f.utilization !== undefined ? `${f.workers.length > 0 ? "the primary's event loop" : 'event loop'} busy ${percent(f.utilization, 0)}` : undefined,
         f.delayP99 !== undefined ? `loop delay p99 ${integer(f.delayP99)} ms` : undefined,
         `CPU ${f.cores.toFixed(2)} of ${result.cores} cores${f.processCores.length > 1 ? ` over ${f.processCores.length} processes` : ''}`,
         f.gcShare !== undefined ? `GC ${percent(f.gcShare, 0)} of the time` : undefined,
@@ -51,6 +48,9 @@ export function renderDoctor(result: DoctorResult): string {
         .filter(Boolean)
         .join(' · '),
     ),
+    ...(f.workers.length > 0
+      ? [dim(`${f.workers.length} workers: ${f.workers.map((w) => `${w.pid} loop busy ${percent(w.utilization, 0)}, ${w.cores.toFixed(2)} cores`).join(' · ')}`)]
+      : []),
     '',
   );
   if (result.findings.length === 0) {

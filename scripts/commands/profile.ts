@@ -97,7 +97,7 @@ export async function writeProfile(exercise: Exercise, options: ProfileOptions):
   const onProgress = (load: LoadProgress) => progress({ type: 'load', label: spec.run.label, progress: load });
   const status = statusLine();
   const requests = exercise.manifest.services ?? [];
-  if (requests.length > 0) progress({ type: 'services', names: requests.map((r) => r.kind) });
+  if (requests.length > 0) progress({ type: 'services', names: requests.map((service) => service.name) });
   let services: Services | undefined;
   try {
     services = await startServices(requests);

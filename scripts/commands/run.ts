@@ -3,6 +3,8 @@ import { runBench, specFor, type ServerChoice } from '../bench.ts';
 import type { RampRequest } from '../ramp.ts';
 import type { Exercise } from '../exercises.ts';
 import type { LoadProfile } from '../manifest.ts';
+import { doctorOfRun } from '../doctor/from-run.ts';
+import type { DoctorResult } from '../doctor/result.ts';
 import { bold, dim } from '../format.ts';
 import { relativeToRoot } from '../paths.ts';
 import { goalFigures, renderJson, renderReport } from '../report.ts';
@@ -32,8 +34,11 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
         : options.ramp
           ? { kind: 'ramp' as const, ramp: options.ramp }
           : undefined;
-    const report = await runBench(exercise, [spec], { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags, judge: false, measure });
+    const report = await runBench(exercise, [spec], { onEvent: benchProgress(), extraNodeFlags: options.nodeFlags, judge: false, measure, seconds: !measure });
     process.stdout.write(`${options.json ? renderJson(report) : `${renderReport(report)}\n\n${goalFigures(exercise.manifest.goal, report.servers)}`}\n`);
+    const doctor = report.servers[0] && doctorOfRun(exercise, report.servers[0]);
+    // With --json, on stderr, so stdout stays one JSON document.
+    if (doctor && !doctor.failure) (options.json ? process.stderr : process.stdout).write(`\n${doctorLine(doctor, options.choice)}\n`);
     const written = await writeResults(report, report.servers.some((s) => s.soak) ? 'soak' : report.servers.some((s) => s.ramp) ? 'ramp' : 'load');
     const paths = `\nresult: ${relativeToRoot(written.json)}\n${written.svgs.map((file) => `chart:  ${relativeToRoot(file)}\n`).join('')}`;
     // With --json, on stderr, so stdout stays one JSON document.
@@ -59,6 +64,15 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
   } finally {
     await services.stop();
   }
+}
+
+/** The doctor's kinds from this run's figures, in a line, and the command that shows the evidence. */
+export function doctorLine(result: DoctorResult, choice: ServerChoice): string {
+  const stage = choice === 'mine' ? '' : ` --stage ${choice}`;
+  const command = `npm run workshop -- doctor ${result.exercise.slice(0, 2)}${stage}`;
+  if (result.findings.length === 0) return `${bold('doctor:')} no problem found in these figures ${dim(`(what it looks for: ${command})`)}`;
+  const kinds = result.findings.map((f) => `${f.title.charAt(0).toLowerCase()}${f.title.slice(1)}`).join('; ');
+  return `${bold('doctor:')} ${kinds}. ${dim(`The evidence and the tool to use next: ${command}`)}`;
 }
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;

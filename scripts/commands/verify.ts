@@ -8,7 +8,7 @@ import { renderJson, renderReport } from '../report.ts';
 import type { RunReport } from '../result.ts';
 import type { Target } from '../manifest.ts';
 import { UsageError } from '../usage-error.ts';
-import { cannotJudgeHere, metricName, stretchStage } from '../verdict.ts';
+import { cannotJudgeHere, stretchStage } from '../verdict.ts';
 
 export interface VerifyOptions {
   json?: boolean;
@@ -67,6 +67,6 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
 export function stretchText(targets: Target[], stage: number, id: string): string {
   const of = (target: Target) =>
     target.against === 'previous' ? `reference stage ${stage - 1}'s` : target.against === 'ceiling' ? "the ceiling's (the bare framework)" : target.against === 'broken' ? "the broken server's" : 'its own';
-  const lines = targets.map((t) => `  ${metricName(t.metric)} ${t.atLeast !== undefined ? `≥ ${ratio(t.atLeast)}` : `≤ ${ratio(t.atMost ?? 0)}`} ${of(t)}`);
+  const lines = targets.map((t) => `  ${t.metric.name} ${t.atLeast !== undefined ? `≥ ${ratio(t.atLeast)}` : `≤ ${ratio(t.atMost ?? 0)}`} ${of(t)}`);
   return `\nFurther: the reference's stage ${stage} reaches\n${lines.join('\n')}\nMeasure yours against it in the same run: npm run workshop -- verify ${id} --stretch\n`;
 }

@@ -31,6 +31,8 @@ export interface DoctorFigures {
   /** Median cores used by all the server's processes together, and by each (by pid). */
   cores: number;
   processCores: number[];
+  /** A cluster's workers, each apart: median cores and event-loop utilization over the seconds. */
+  workers: Array<{ pid: number; cores: number; utilization: number }>;
   delayP99?: number;
   /** Share of wall time in collections (scavenge, mark-compact) and ms of collection per answer. */
   gcShare?: number;
@@ -87,6 +89,12 @@ export function figuresOf(o: Observation): DoctorFigures {
   const pids = [...new Set(o.serverSeconds.flatMap((s) => Object.keys(s.cores)))];
   const processCores = pids.map((pid) => median(o.serverSeconds.map((s) => s.cores[Number(pid)] ?? 0)));
   const cores = coresEach.length > 0 ? median(coresEach) : 0;
+  const workerPids = [...new Set(o.serverSeconds.flatMap((s) => Object.keys(s.workers ?? {})))].map(Number);
+  const workers = workerPids.map((pid) => ({
+    pid,
+    cores: median(o.serverSeconds.map((s) => s.cores[pid] ?? 0)),
+    utilization: median(o.serverSeconds.map((s) => s.workers?.[pid]).filter((u) => u !== undefined)),
+  }));
   const runtime = o.runtime;
   const gcMs = runtime ? runtime.gc.minor.ms + runtime.gc.major.ms : undefined;
   const first = o.serverSeconds.find((s) => s.active)?.active ?? {};
@@ -108,8 +116,9 @@ export function figuresOf(o: Observation): DoctorFigures {
     ...(utilizations.length > 0 ? { utilization: median(utilizations) } : {}),
     cores,
     processCores,
+    workers,
     ...(runtime ? { delayP99: runtime.eventLoopDelay.p99, gcShare: gcMs! / runtime.wallMs, scavengeShare: runtime.gc.minor.share } : {}),
-    ...(runtime && o.requests > 0 ? { gcMsPerRequest: gcMs! / o.requests } : {}),
+    ...(runtime && (o.runtimeRequests ?? o.requests) > 0 ? { gcMsPerRequest: gcMs! / (o.runtimeRequests ?? o.requests) } : {}),
     ...(o.heap ? { heapMBps: o.heap.bytesPerSecond / 1e6 } : {}),
     rising,
     piledUp,
@@ -211,6 +220,7 @@ export function diagnose(o: Observation): { figures: DoctorFigures; findings: Fi
             ? `the server's process used ${f.cores.toFixed(2)} cores`
             : `the server's ${f.processCores.length} processes used ${f.cores.toFixed(2)} cores together (${f.processCores.map((c) => c.toFixed(2)).join(', ')})`) +
             ` of the ${o.cores} this machine gives it`,
+          ...(f.workers.length > 0 ? [`its workers' event loops were busy ${f.workers.map((w) => pct(w.utilization)).join(', ')} of the time`] : []),
         ],
         next: `Watch the cores during the load (\`top\`, then press 1) beside \`npm run workshop -- run ${id} --load\`; if the work itself is needed, ask what would let the other cores share it.`,
       });

@@ -1,36 +1,20 @@
 // What the doctor reads: one server under the exercise's own load (its warm-up and measured phase back to
-// back, as profile runs them), second by second from its first request: the load's answers and p99, the event loop's utilization, the CPU each of the server's
-// processes used (a cluster's workers too), the heap and the active resources; and over the whole load,
-// the probe's GC time by kind, event-loop delay and async resources in flight.
+// back, as profile runs them), second by second from its first request: the load's answers and p99, the
+// event loop's utilization (and each cluster worker's), the CPU each of the server's processes used, the
+// heap and the active resources (seconds.ts); and over the whole load, the probe's GC time by kind,
+// event-loop delay and async resources in flight.
 import os from 'node:os';
 import type { ServerSpec } from '../bench-options.ts';
 import type { Exercise } from '../exercises.ts';
 import { runPhase, type LoadProgress } from '../load.ts';
-import { processTreeTicks, TICKS_PER_SECOND } from '../machine-load.ts';
+import type { LoadSecond, ServerSecond } from '../result.ts';
+import { Seconds } from './seconds.ts';
 import type { RuntimeFigures } from '../probe/messages.ts';
 import { startServices } from '../services/index.ts';
 import { startAndProbe } from '../start-and-probe.ts';
 import { heapTrend, type HeapTrend } from '../trend.ts';
 import type { Frame } from '../profile/cpu-tree.ts';
 import { mappedFiles, profileOfExited } from '../profile/cpu-run.ts';
-
-/** One second of the load, as the load generator saw it. */
-export interface LoadSecond {
-  requests: number;
-  /** p99 of this second's 2xx answers, ms; absent for a second with none. */
-  p99?: number;
-}
-
-/** One second of the server, as the probe and /proc saw it. */
-export interface ServerSecond {
-  /** The main thread's event-loop utilization over the second, 0 (idle) to 1 (always busy). */
-  utilization?: number;
-  /** Cores each of the server's processes used over the second (CPU time over wall time), by pid. */
-  cores: Record<number, number>;
-  heapUsed?: number;
-  /** Active resources by type at the end of the second (process.getActiveResourcesInfo). */
-  active?: Record<string, number>;
-}
 
 export interface Observation {
   exercise: string;
@@ -46,7 +30,10 @@ export interface Observation {
   runtime?: RuntimeFigures;
   /** The heap's low points over the measured phase. */
   heap?: HeapTrend;
+  /** 2xx answers over the whole load. */
   requests: number;
+  /** Answers over the time the runtime figures cover, when not the whole load. */
+  runtimeRequests?: number;
   errors: number;
   /** Set when the server could not be observed: it did not start, failed its probe, or crashed. */
   failure?: string;
@@ -88,58 +75,29 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
     try {
       server.resetFigures();
       const sampledFrom = server.samples.length;
-      // One sample a second while the load runs (not while the server settles between the phases).
-      let ticks = new Map<number, number>();
-      let at = 0;
-      const pending: Array<Promise<void>> = [];
-      let timer: NodeJS.Timeout | undefined;
-      const startSampling = async () => {
-        await server.utilization();
-        ticks = processTreeTicks(server.pid);
-        at = performance.now();
-        timer = setInterval(() => {
-          const now = performance.now();
-          const next = processTreeTicks(server.pid);
-          const cores: Record<number, number> = {};
-          for (const [pid, t] of next) cores[pid] = (t - (ticks.get(pid) ?? t)) / TICKS_PER_SECOND / ((now - at) / 1000);
-          ticks = next;
-          at = now;
-          const sample = server.samples.at(-1);
-          const second: ServerSecond = { cores, ...(sample ? { heapUsed: sample.heapUsed, active: sample.activeResources } : {}) };
-          base.serverSeconds.push(second);
-          pending.push(server.utilization().then((value) => void (value !== undefined && (second.utilization = value))));
-        }, 1000);
-      };
-      const stopSampling = async () => {
-        clearInterval(timer);
-        await Promise.all(pending);
-      };
       // The exercise's load as profile runs it: the warm-up and the measured phase back to back (verify's
       // wait between them for the warm-up's slow requests, 03's, would be seconds of an idle server).
       const phases = [
-        { phase: 'warm-up' as const, seconds: load.warmupSeconds },
-        { phase: 'measured' as const, seconds: load.durationSeconds },
-      ].filter((p) => p.seconds > 0);
+        { phase: 'warm-up' as const, length: load.warmupSeconds },
+        { phase: 'measured' as const, length: load.durationSeconds },
+      ].filter((p) => p.length > 0);
       const totals = { answered: 0, errors: 0 };
       // The heap's trend over the measured phase: while a server warms up its heap grows anyway.
       let measuredFrom = sampledFrom;
-      for (const { phase, seconds } of phases) {
+      // One sample a second while the load runs (not while the server settles between the phases).
+      const seconds = new Seconds(server, { 'warm-up': load.warmupSeconds, measured: load.durationSeconds });
+      for (const { phase, length } of phases) {
         if (phase === 'measured') measuredFrom = server.samples.length;
-        await startSampling();
+        await seconds.start();
         try {
-          let counted = 0;
-          const result = await runPhase(server.url, load, phase, seconds, (progress) => {
-            // autocannon ends with one more tick after its counter was reset: not a second of load.
-            if (counted < seconds) {
-              counted += 1;
-              base.loadSeconds.push({ requests: progress.requestsLastSecond, ...(progress.latencyLastSecond ? { p99: progress.latencyLastSecond.p99 } : {}) });
-            }
+          const result = await runPhase(server.url, load, phase, length, (progress) => {
+            seconds.onLoad(progress);
             onProgress(progress);
           });
           totals.answered += result['2xx'];
           totals.errors += result.errors + result.timeouts + result.non2xx;
         } finally {
-          await stopSampling();
+          await seconds.stop();
         }
       }
       const runtime = await server.snapshot();
@@ -153,6 +111,8 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
       }
       return {
         ...base,
+        loadSeconds: seconds.load,
+        serverSeconds: seconds.server,
         ...(runtime ? { runtime } : {}),
         ...(heap ? { heap } : {}),
         requests: totals.answered,

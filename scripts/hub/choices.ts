@@ -41,3 +41,27 @@ export function parseServers(value: unknown, exercise: Exercise): ServerChoice[]
   }
   return servers;
 }
+
+/**
+ * The servers the hub's doctor runs on: your server.ts first (the default), the shipped server, and the
+ * ceiling where there is one. Not a stage: its file's name names its fix (the CLI's `doctor NN --stage N`
+ * does it, once asked).
+ */
+export function doctorChoicesOf(exercise: Exercise): ChoiceInfo[] {
+  const all = choicesOf(exercise);
+  return (['mine', 'broken', 'ceiling'] as const).flatMap((server) => all.filter((c) => c.server === server));
+}
+
+/** Checks a doctor request's `server` (default "mine"); a 400 names what is offered. */
+export function parseDoctorServer(value: unknown, exercise: Exercise): ServerChoice {
+  if (value === undefined) return 'mine';
+  const offered = doctorChoicesOf(exercise).map((c) => c.server);
+  if (typeof value === 'string' && (offered as unknown[]).includes(value)) return value as ServerChoice;
+  const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value === 'number' ? String(value) : typeof value;
+  const nn = exercise.manifest.id.slice(0, 2);
+  throw new HttpError(
+    400,
+    `the doctor runs here on ${offered.map((s) => JSON.stringify(s)).join(', ')}, not on ${shown}` +
+      (typeof value === 'number' || /^\d+$/.test(String(value)) ? ` (a stage: npm run workshop -- doctor ${nn} --stage ${String(value).slice(0, 2)} in a terminal)` : ''),
+  );
+}

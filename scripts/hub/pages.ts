@@ -5,6 +5,8 @@ import type { DoctorResult } from '../doctor/result.ts';
 import type { Exercise } from '../exercises.ts';
 import { solutionUnlocked, type ExerciseProgress } from '../progress.ts';
 import { escapeHtml as e } from '../html.ts';
+import { percent } from '../format.ts';
+import { doctorChoicesOf, type ChoiceInfo } from './choices.ts';
 
 export interface DeckLink {
   id: string;
@@ -111,19 +113,37 @@ ${stretch ? `<section id="stretch" class="hp-callout"><h2>Passed: further</h2><p
 <button id="hint-next" type="button"${shown >= hints.length ? ' disabled' : ''}>${e(hintButton(shown, hints.length))}</button>
 <p class="hp-dim">The same hints as <code>npm run workshop -- hint ${e(id.slice(0, 2))}</code>, from gentle to explicit; the count is kept in your progress.</p>
 </section>
-${doctorPanel(id, doctor)}
+${doctorPanel(exercise, doctor)}
 <section id="live" class="hp-live" data-exercise="${e(id)}" data-title="${e(title)}" data-company="${e(caseStudy.company)}">
 <h2>Live runs</h2>
 <p class="hp-fallback">The live runs need JavaScript. In a terminal: <code>npm run workshop -- demo ${e(id.slice(0, 2))}</code></p>
 </section>`;
-  return layout(`${id.slice(0, 2)} · ${title}`, body, { scripts: ['live.js', 'exercise.js'], bodyClass: 'hp-exercise-page' });
+  return layout(`${id.slice(0, 2)} · ${title}`, body, { scripts: ['live.js', 'exercise.js', 'doctor.js'], bodyClass: 'hp-exercise-page' });
 }
 
-/** The doctor's newest result: the kinds it named, each with its evidence and the tool to use next. */
-export function doctorPanel(id: string, result: DoctorResult | undefined): string {
+/**
+ * The doctor's panel: its newest result (the kinds it named, each with its evidence and the tool to use
+ * next, or no problem found, or why the server could not be observed), then "Run the doctor" with the
+ * choice of server (doctor.js starts the run, shows the load's seconds, and puts this panel, drawn again
+ * by the hub with the new result, in place of the old one). It only renders the doctor's findings.
+ */
+export function doctorPanel(exercise: Exercise, result: DoctorResult | undefined): string {
+  const { id } = exercise.manifest;
   const nn = id.slice(0, 2);
-  const how = `<p class="hp-dim">From <code>npm run workshop -- doctor ${e(nn)}</code> (add <code>--stage broken</code> for the shipped server): it loads one server and names the kind of problem its figures show, and the tool to use next, never the fix. Run it in a terminal, then reload this page.</p>`;
-  if (!result) return `<section id="doctor" data-exercise="${e(id)}"><h2>The doctor</h2><p id="doctor-none">No result yet.</p>${how}</section>`;
+  const options = doctorChoicesOf(exercise)
+    .map((c) => `<option value="${e(String(c.server))}"${c.server === 'mine' ? ' selected' : ''}>${e(doctorChoiceText(c))}</option>`)
+    .join('');
+  // Hidden until doctor.js is there to run it.
+  const controls =
+    `<div id="doctor-controls" class="hp-doctor-controls" hidden><label for="doctor-choice">Server</label> <select id="doctor-choice">${options}</select> ` +
+    `<button id="doctor-run" type="button">Run the doctor</button> <button id="doctor-cancel" type="button" hidden>Cancel</button></div>` +
+    `<p id="doctor-status" class="hp-dim" role="status" aria-live="polite"></p><p id="doctor-error" class="hp-warning" role="alert" hidden></p>`;
+  const how =
+    `<p class="hp-dim">It loads one server with the exercise's load and names the kind of problem its figures show, and the tool to use next, never the fix. ` +
+    `One run at a time, as the live runs. In a terminal: <code>npm run workshop -- doctor ${e(nn)}</code> (add <code>--stage broken</code> for the shipped server); ` +
+    `both keep their results in <code>.hotpath/results/</code>, and this panel shows the newest.</p>`;
+  const open = `<section id="doctor" data-exercise="${e(id)}"><h2>The doctor</h2>`;
+  if (!result) return `${open}<p id="doctor-none">No result yet.</p>${controls}${how}</section>`;
   const when = new Date(result.startedAt).toLocaleString('en-GB');
   const what = `<p id="doctor-server">${e(result.server.label)} (<code>${e(result.server.file)}</code>), Node ${e(result.node)}, ${e(when)}</p>`;
   let findings: string;
@@ -135,7 +155,19 @@ export function doctorPanel(id: string, result: DoctorResult | undefined): strin
       .join('');
     findings = `<ol id="doctor-findings" data-kinds="${e(result.findings.map((f) => f.kind).join(' '))}">${items}</ol>`;
   }
-  return `<section id="doctor" data-exercise="${e(id)}"><h2>The doctor</h2>${what}${findings}${how}</section>`;
+  // A cluster's workers, each apart (results written before the doctor read them have none).
+  const workers = result.figures?.workers ?? [];
+  const workersLine = workers.length
+    ? `<p id="doctor-workers" class="hp-dim">${workers.length} workers: ${workers.map((w) => `loop busy ${e(percent(w.utilization, 0))}, ${e(w.cores.toFixed(2))} cores`).join(' · ')}</p>`
+    : '';
+  return `${open}${what}${findings}${workersLine}${controls}${how}</section>`;
+}
+
+/** A server the doctor may run on, as the select names it. */
+function doctorChoiceText(choice: ChoiceInfo): string {
+  if (choice.server === 'mine') return 'your server.ts';
+  if (choice.server === 'broken') return 'the shipped server (broken)';
+  return `${choice.label} (${choice.title})`;
 }
 
 export function hintsStatus(shown: number, total: number): string {

@@ -4,7 +4,6 @@
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
 import { intervalText, measuredFor } from '../report.ts';
-import { formatMetric, metricName } from '../verdict.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
@@ -100,21 +99,22 @@ function verdictCard(verdict: ServerVerdict, servers: ServerRun[]): string {
 function targetRow(result: TargetResult, server?: ServerRun): string {
   const { target } = result;
   const bound = target.atLeast !== undefined ? `≥ ${ratio(target.atLeast)}` : `≤ ${ratio(target.atMost!)}`;
-  const show = (value: number) => formatMetric(target.metric, value);
+  // The figures in the metric's unit, as the run that judged them wrote them; plain numbers without.
+  const shown = result.shown ?? {};
   const measured =
-    result.ratio === undefined ? '-' : target.against === 'itself' || result.value === undefined ? ratio(result.ratio) : `${ratio(result.ratio)} (${show(result.value)})`;
+    result.ratio === undefined ? '-' : target.against === 'itself' || result.value === undefined ? ratio(result.ratio) : `${ratio(result.ratio)} (${shown.value ?? integer(result.value)})`;
   const inThisRun =
     target.against === 'itself'
       ? server
         ? (result.detail ?? '')
         : ''
       : result.requiredValue !== undefined
-        ? `${target.atLeast !== undefined ? '≥' : '≤'} ${show(result.requiredValue)} (${result.referenceLabel} ${show(result.referenceValue!)})`
+        ? `${target.atLeast !== undefined ? '≥' : '≤'} ${shown.requiredValue ?? integer(result.requiredValue)} (${result.referenceLabel} ${shown.referenceValue ?? integer(result.referenceValue!)})`
         : '';
   const status = result.pass ? 'ok' : result.tooClose ? 'too close to call' : (result.note ?? 'short');
   const spread = result.spread ? ` (spread ±${percent(result.spread.cv, 0)})` : result.rounds ? ` (${intervalText(result)})` : '';
   return (
-    `<tr class="${result.pass ? 'hp-pass' : 'hp-fail'}"><th scope="row">${e(result.name || metricName(target.metric))}</th>` +
+    `<tr class="${result.pass ? 'hp-pass' : 'hp-fail'}"><th scope="row">${e(result.name || target.metric)}</th>` +
     `<td class="hp-num">${e(measured)}</td><td class="hp-num">${e(bound)}</td><td>${e(inThisRun)}</td>` +
     `<td class="hp-num">${result.margin !== undefined ? e(signedPercent(result.margin)) : ''}</td>` +
     `<td>${e(status + spread)}</td></tr>`

@@ -16,9 +16,10 @@ import { nextExercise } from '../commands/list.ts';
 import { exerciseProgress, readProgress, solutionUnlocked, updateExercise } from '../progress.ts';
 import { deckPage, listDecks, loadDeck } from './slides.ts';
 import { demoChoices, verifyChoices } from '../bench.ts';
-import { choicesOf, parseServers } from './choices.ts';
+import { choicesOf, parseDoctorServer, parseServers } from './choices.ts';
 import { HttpError, readJson, redirect, send, sendHtml, sendJson } from './http.ts';
 import { errorPage, exercisePage, hintButton, hintsStatus, homePage, slidesIndexPage, solutionViewPage, statusOf } from './pages.ts';
+import type { RunRequest } from './run-worker.ts';
 import type { Runs } from './runs.ts';
 import { readAsset, type Asset } from './static.ts';
 
@@ -183,8 +184,13 @@ const startRun: Handler = async (ctx, req, res) => {
   const found = await findExercise(ctx, body.exercise).catch((error: unknown) => {
     throw error instanceof HttpError && error.status === 404 ? new HttpError(400, error.message) : error;
   });
-  const servers = parseServers(body.servers, found);
-  const run = ctx.runs.start(found, servers);
+  // The servers under load (the default, as the live runs), or the doctor on one server.
+  const kind = body.kind ?? 'bench';
+  let request: RunRequest;
+  if (kind === 'bench') request = { kind, servers: parseServers(body.servers, found) };
+  else if (kind === 'doctor') request = { kind, server: parseDoctorServer(body.server, found) };
+  else throw new HttpError(400, '"kind" must be "bench" (servers under the load, judged) or "doctor" (the doctor on one server)');
+  const run = ctx.runs.start(found, request);
   sendJson(res, 202, { id: run.id, events: `/api/runs/${run.id}/events`, run }, { location: `/api/runs/${run.id}` });
 };
 

@@ -1,17 +1,24 @@
 // The hub's live runs: one at a time, each in a worker process (run-worker.ts), its events kept so a page
 // that joins late gets them all, streamed to every watching page as server-sent events. A run nobody
-// watches for ORPHAN_MS is cancelled: closing the page ends its servers.
+// watches for ORPHAN_MS is cancelled: closing the page ends its servers. A run is servers under load (its
+// last event a 'report') or the doctor on one server (its last event 'doctor': the result, written where
+// `doctor` writes its results, and the exercise page's doctor panel drawn with it).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerChoice } from '../bench.ts';
 import type { Exercise } from '../exercises.ts';
+import { escapeHtml } from '../html.ts';
 import { updateExercise } from '../progress.ts';
+import type { DoctorResult } from '../doctor/result.ts';
+import { relativeToRoot } from '../paths.ts';
 import type { RunReport } from '../result.ts';
+import { writeDoctorResult } from '../results.ts';
 import { choicesOf } from './choices.ts';
 import { HttpError } from './http.ts';
+import { doctorPanel } from './pages.ts';
 import { renderReportHtml } from './report-html.ts';
-import type { HubMessage, WorkerJob, WorkerMessage } from './run-worker.ts';
+import type { HubMessage, RunRequest, WorkerJob, WorkerMessage } from './run-worker.ts';
 
 const WORKER = new URL('./run-worker.ts', import.meta.url);
 const TSX_LOADER = import.meta.resolve('tsx');
@@ -24,6 +31,7 @@ export type RunState = 'running' | 'finished' | 'failed' | 'cancelled';
 
 export interface RunSummary {
   id: string;
+  kind: RunRequest['kind'];
   exercise: { id: string; title: string };
   servers: Array<{ server: ServerChoice; label: string; title: string }>;
   state: RunState;
@@ -37,6 +45,11 @@ export interface RunsOptions {
   killMs?: number;
   /** The worker module (default run-worker.ts); the tests put a stuck or crashing one in its place. */
   workerFile?: URL;
+  /**
+   * Where a doctor run's result is written, as `doctor` writes it, and where the exercise pages read the
+   * newest (default .hotpath/results/); the tests use a folder of their own.
+   */
+  resultsDir?: string;
 }
 
 interface StoredEvent {
@@ -47,6 +60,7 @@ interface StoredEvent {
 
 interface LiveRun {
   summary: RunSummary;
+  exercise: Exercise;
   events: StoredEvent[];
   watchers: Set<ServerResponse>;
   worker: ChildProcess;
@@ -54,6 +68,7 @@ interface LiveRun {
   pids: number[];
   output: string;
   report?: RunReport;
+  doctor?: DoctorResult;
   failure?: string;
   cancelReason?: string;
   orphanTimer?: NodeJS.Timeout;
@@ -61,7 +76,7 @@ interface LiveRun {
   ended: Promise<void>;
 }
 
-const FINAL_EVENTS = new Set(['report', 'failed', 'cancelled']);
+const FINAL_EVENTS = new Set(['report', 'doctor', 'failed', 'cancelled']);
 
 export class Runs {
   private current: LiveRun | undefined;
@@ -69,12 +84,14 @@ export class Runs {
   private readonly orphanMs: number;
   private readonly killMs: number;
   private readonly workerFile: URL;
+  private readonly resultsDir: string | undefined;
   private closing = false;
 
   constructor(options: RunsOptions = {}) {
     this.orphanMs = options.orphanMs ?? 5000;
     this.killMs = options.killMs ?? 10_000;
     this.workerFile = options.workerFile ?? WORKER;
+    this.resultsDir = options.resultsDir;
   }
 
   /** The run in progress, if any. */
@@ -87,26 +104,29 @@ export class Runs {
   }
 
   /** Starts a run, or refuses with a 409 that names the run in progress. */
-  start(exercise: Exercise, servers: ServerChoice[]): RunSummary {
+  start(exercise: Exercise, request: RunRequest): RunSummary {
     if (this.closing) throw new HttpError(503, 'the hub is stopping');
     if (this.current) {
-      const { id, exercise: running, servers: its } = this.current.summary;
+      const { id, kind, exercise: running, servers: its } = this.current.summary;
+      const what = `${kind === 'doctor' ? 'the doctor on ' : ''}${its.map((s) => s.label).join(', ')}`;
       throw new HttpError(
         409,
-        `a run is in progress: exercise ${running.id}, ${its.map((s) => s.label).join(', ')} (run ${id}). ` +
+        `a run is in progress: exercise ${running.id}, ${what} (run ${id}). ` +
           'One run at a time, so the figures are not disturbed: wait for it to finish or cancel it.',
         { running: this.current.summary },
       );
     }
     const byChoice = new Map(choicesOf(exercise).map((c) => [c.server, c]));
+    const servers: ServerChoice[] = request.kind === 'doctor' ? [request.server] : request.servers;
     const summary: RunSummary = {
       id: randomUUID(),
+      kind: request.kind,
       exercise: { id: exercise.manifest.id, title: exercise.manifest.title },
       servers: servers.map((server) => byChoice.get(server)!),
       state: 'running',
       startedAt: new Date().toISOString(),
     };
-    const job: WorkerJob = { exercise: exercise.manifest.id, servers };
+    const job: WorkerJob = { ...request, exercise: exercise.manifest.id };
     const worker = fork(this.workerFile, [JSON.stringify(job)], {
       execArgv: ['--import', TSX_LOADER],
       // Its own process group: a Ctrl-C in the hub's terminal reaches the hub, which ends the run in order.
@@ -118,6 +138,7 @@ export class Runs {
     let resolveEnded!: () => void;
     const run: LiveRun = {
       summary,
+      exercise,
       events: [],
       watchers: new Set(),
       worker,
@@ -218,6 +239,7 @@ export class Runs {
     if (message?.type === 'event') this.emit(run, message.event.type, message.event);
     else if (message?.type === 'pids') run.pids = message.pids;
     else if (message?.type === 'report') run.report = message.report;
+    else if (message?.type === 'doctor') run.doctor = message.result;
     else if (message?.type === 'failed') run.failure = message.message;
   }
 
@@ -236,6 +258,10 @@ export class Runs {
         html = `<p class="hp-error">the report could not be drawn: ${String(error)}</p>`;
       }
       this.emit(run, 'report', { report: run.report, html, recordedPass: this.recordPass(run.report) });
+    } else if (run.doctor) {
+      // Like a report, a doctor's result that arrived before a late cancel is kept.
+      run.summary.state = 'finished';
+      this.emit(run, 'doctor', keepDoctorResult(run.exercise, run.doctor, this.resultsDir));
     } else if (run.cancelReason !== undefined) {
       run.summary.state = 'cancelled';
       this.emit(run, 'cancelled', { reason: run.cancelReason, stoppedServers: true });
@@ -282,6 +308,27 @@ export class Runs {
     const finished = [...this.all.values()].filter((r) => r.summary.state !== 'running');
     for (const run of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) this.all.delete(run.summary.id);
   }
+}
+
+/**
+ * A doctor run's result, written as `doctor` writes it (so the CLI and the hub show the same newest
+ * result), and the exercise page's doctor panel drawn with it, for the page to put in place of its own.
+ */
+function keepDoctorResult(exercise: Exercise, result: DoctorResult, resultsDir: string | undefined) {
+  let file: string | undefined;
+  let notWritten: string | undefined;
+  try {
+    file = relativeToRoot(writeDoctorResult(result, resultsDir));
+  } catch (error) {
+    notWritten = error instanceof Error ? error.message : String(error);
+  }
+  let html: string;
+  try {
+    html = doctorPanel(exercise, result);
+  } catch (error) {
+    html = `<section id="doctor"><h2>The doctor</h2><p class="hp-error">the result could not be drawn: ${escapeHtml(String(error))}</p></section>`;
+  }
+  return { result, html, ...(file !== undefined ? { file } : {}), ...(notWritten !== undefined ? { notWritten } : {}) };
 }
 
 function frame(event: StoredEvent): string {

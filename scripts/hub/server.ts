@@ -16,8 +16,6 @@ export interface HubOptions extends RunsOptions {
   port: number;
   /** Only the loopback address: '127.0.0.1' (default) or 'localhost'. */
   host?: string;
-  /** Where the exercise pages read the doctor's newest result (default .hotpath/results/). */
-  resultsDir?: string;
 }
 
 export interface Hub {

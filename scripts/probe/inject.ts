@@ -3,19 +3,25 @@
 // heap, GC time by kind, event-loop delay and active resources. Without an IPC channel it does nothing.
 import { createHook } from 'node:async_hooks';
 import cluster from 'node:cluster';
+import { renameSync, writeFileSync } from 'node:fs';
 import { findSourceMap } from 'node:module';
 import net from 'node:net';
+import path from 'node:path';
 import { constants, monitorEventLoopDelay, performance as nodePerformance, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import type { GcKindFigures, HarnessToProbe, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
+import type { GcKindFigures, HarnessToProbe, LoopFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
+/** How often each process writes its event loop's figures for the harness (scripts/process-figures.ts). */
+const LOOP_FIGURES_MS = 200;
 
-function send(message: ProbeToHarness): void {
+type Send = (message: ProbeToHarness) => void;
+
+function sendOverIpc(message: ProbeToHarness): void {
   if (process.connected) process.send?.(message);
 }
 
-function reportListening(): void {
+function reportListening(send: Send): void {
   const originalListen = net.Server.prototype.listen;
   net.Server.prototype.listen = function listen(this: net.Server, ...args: unknown[]) {
     this.once('listening', () => {
@@ -33,7 +39,7 @@ function reportListening(): void {
  * socket itself only in round-robin mode (not Windows' default): the primary reports each worker's
  * listening, in every mode; the harness takes the first on its port.
  */
-function reportClusterListening(): void {
+function reportClusterListening(send: Send): void {
   cluster.on('listening', (_worker, address) => {
     if (address.port) send({ type: 'listening', port: address.port, address: address.address ?? '127.0.0.1' });
   });
@@ -136,13 +142,51 @@ function loadedSourceMaps(files: string[]): Record<string, SourceMapData> {
   return maps;
 }
 
+/**
+ * Every process of the server, the one the harness started and each cluster worker, writes its event
+ * loop's time so far to a file of its own in the folder the harness names: a worker's IPC channel leads
+ * to its primary, not to the harness, so files are how the harness sees each process apart.
+ */
+function writeLoopFigures(folder: string): void {
+  const file = path.join(folder, `${process.pid}.json`);
+  const timer = setInterval(write, LOOP_FIGURES_MS).unref();
+  function write() {
+    const { idle, active } = nodePerformance.eventLoopUtilization();
+    const figures: LoopFigures = { pid: process.pid, worker: cluster.isWorker, idle, active };
+    try {
+      writeFileSync(`${file}.tmp`, JSON.stringify(figures));
+      renameSync(`${file}.tmp`, file); // whole or not at all for a reader
+    } catch {
+      clearInterval(timer); // the folder is gone: the harness no longer looks
+    }
+  }
+  write();
+}
+
+if (process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_LOOP_FIGURES) writeLoopFigures(process.env.HOTPATH_LOOP_FIGURES);
+
 // A cluster worker's IPC channel leads to its primary, not to the harness: a worker reports nothing and
 // answers nothing (its figures are not the harness's), and leaves its channel as the cluster set it up
 // (unreferenced, the worker would exit before it listens).
-if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
-  reportListening();
-  reportClusterListening();
+/**
+ * Reports the server's listening and, every HOTPATH_SAMPLE_MS, its figures through `send`; with
+ * `resetAfterEachSample`, each sample covers the time since the one before. The harness's channel below
+ * uses it, and so does the probe a service loads on its own (standalone.js), which writes to a file.
+ */
+export function startReporting(send: Send, options: { resetAfterEachSample?: boolean } = {}): ReturnType<typeof startFigures> {
+  reportListening(send);
+  reportClusterListening(send);
   const runtime = startFigures();
+  setInterval(() => {
+    send({ type: 'sample', figures: runtime.figures() });
+    if (options.resetAfterEachSample) runtime.reset();
+  }, SAMPLE_INTERVAL_MS).unref();
+  return runtime;
+}
+
+if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
+  const send = sendOverIpc;
+  const runtime = startReporting(send);
   let lastUtilization = nodePerformance.eventLoopUtilization();
   process.on('message', (message: HarnessToProbe) => {
     if (message?.type === 'reset') runtime.reset();
@@ -155,7 +199,6 @@ if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
     if (message?.type === 'sourceMaps') send({ type: 'sourceMaps', id: message.id, maps: loadedSourceMaps(message.files) });
     if (message?.type === 'exit') process.exit(0);
   });
-  setInterval(() => send({ type: 'sample', figures: runtime.figures() }), SAMPLE_INTERVAL_MS).unref();
   // The probe must not keep a server alive, and a server must not outlive the harness that started it.
   process.channel?.unref();
   process.on('disconnect', () => process.exit(0));

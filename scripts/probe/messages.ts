@@ -33,6 +33,15 @@ export interface GcKindFigures {
   share: number;
 }
 
+/** What each process of a server writes to its file: its event loop's idle and active time so far, ms. */
+export interface LoopFigures {
+  pid: number;
+  /** A cluster worker (node:cluster), not the process the harness started. */
+  worker: boolean;
+  idle: number;
+  active: number;
+}
+
 export type ProbeToHarness =
   | { type: 'listening'; port: number; address: string }
   | { type: 'sample'; figures: RuntimeFigures }

@@ -2,7 +2,7 @@
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
 import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
 import type { TopicCounts } from './broker-server.ts';
-import type { StartedService } from './index.ts';
+import { defineService, type Service, type StartedService } from '../service.ts';
 
 export type { TopicCounts };
 
@@ -29,7 +29,15 @@ export interface BrokerOptions {
   mark?: { field: string; prefix: string };
 }
 
-export async function startBroker(options: BrokerOptions = {}): Promise<StartedService> {
+/**
+ * A real MQTT broker (aedes) standing in for Kafka; the server gets BROKER_URL and its own BROKER_TOPIC.
+ * A subscriber in the broker counts the events per topic.
+ */
+export function brokerService(options: BrokerOptions = {}): Service<BrokerContext> {
+  return defineService({ name: 'message broker (aedes)', start: () => startBroker(options) });
+}
+
+async function startBroker(options: BrokerOptions): Promise<StartedService<BrokerContext>> {
   if (options.port && !(await isPortFree(options.port))) {
     throw new ServerStartError(`port ${options.port} on 127.0.0.1 is already in use; stop what uses it or choose another port`, '');
   }
@@ -53,7 +61,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<StartedS
     async prepare() {
       const topic = `${TOPIC_ROOT}/run-${++runs}`;
       const context: BrokerContext = { url, topic, controlUrl: server.url, counts: () => topicCounts(server.url, topic) };
-      return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, contexts: { broker: context } };
+      return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, context };
     },
     describe: () => `message broker (aedes, MQTT) at ${url}, ${ackMs} ms per acknowledgement, counts at ${server.url}/topics`,
     async stop() {

@@ -1,45 +1,16 @@
-// The services an exercise declares in its manifest (a real S3 server, a log file the probe can read, ...),
-// started before its servers and stopped after them, each with its data in a temporary folder that goes
-// with it. Every server run gets fresh state: its own bucket, its own log file.
-//
-// A new kind of service: a module with a start function returning a StartedService, a variant in the
-// manifest's ServiceRequest, a field in ServiceContexts if probes need it, and a case in startOne below.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Starts the services a manifest brings (see ../service.ts) before its servers and stops them after, each
+// with its data in a temporary folder that goes with it. Every server run gets fresh state: its own
+// bucket, its own log file. Which services there are is the manifest's business, not this module's.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ServiceRequest } from '../manifest.ts';
 import { ServerStartError } from '../server-process.ts';
-import { startLogFiles } from './log-file.ts';
-import { startS3, type S3Context } from './s3.ts';
-import { startBroker, type BrokerContext } from './broker.ts';
-import { startStatsd, type StatsdContext } from './statsd.ts';
-import { startRouteTables, type RouteTableContext } from './route-table.ts';
-
-/** What a correctness probe may use of the services, for the server it is checking. */
-export interface ServiceContexts {
-  s3?: S3Context;
-  /** The message broker and this server run's own topic, with a helper for its counts. */
-  broker?: BrokerContext;
-  /** The DNS server, StatsD sink and upstream of the statsd service, with helpers (counts, moveRecord). */
-  statsd?: StatsdContext;
-  /** The route table the server reads (ROUTES_FILE), and a way to change its routes. */
-  routeTable?: RouteTableContext;
-  /** The file the server was told to write its log lines to (LOG_FILE). */
-  logFile?: string;
-}
+import { ServiceContexts, type Service, type StartedService } from '../service.ts';
 
 /** Fresh state for one server: the environment it gets and what its probe may look at. */
 export interface PreparedService {
   env: Record<string, string>;
   contexts: ServiceContexts;
-}
-
-/** One running service, as each kind's module returns it. */
-export interface StartedService {
-  prepare(): Promise<PreparedService>;
-  /** One line for `run` to print: what runs where. */
-  describe(): string;
-  stop(): Promise<void>;
 }
 
 export interface Services {
@@ -50,31 +21,6 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-/** The name a start failure is reported under: "the S3 service (s3rver) did not start: ...". */
-const NAMES: Record<ServiceRequest['kind'], string> = {
-  s3: 'S3 service (s3rver)',
-  broker: 'message broker (aedes)',
-  statsd: 'StatsD service (DNS server, StatsD sink, upstream)',
-  'route-table': 'route table service',
-  'log-file': 'log file',
-};
-
-function startOne(request: ServiceRequest, folder: string): Promise<StartedService> {
-  const data = path.join(folder, request.kind);
-  switch (request.kind) {
-    case 's3':
-      return startS3(data, request);
-    case 'broker':
-      return startBroker(request);
-    case 'statsd':
-      return startStatsd(request);
-    case 'route-table':
-      return startRouteTables(data, request);
-    case 'log-file':
-      return startLogFiles(data);
-  }
-}
-
 const liveFolders = new Set<string>();
 
 /** Removes every service's data at once; for an 'exit' handler, when there is no time to stop in order. */
@@ -83,26 +29,28 @@ export function removeServiceDataNow(): void {
   liveFolders.clear();
 }
 
-export async function startServices(requests: ServiceRequest[] = []): Promise<Services> {
+export async function startServices(services: readonly Service<unknown>[] = []): Promise<Services> {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-services-'));
   liveFolders.add(folder);
-  const started: StartedService[] = [];
+  const started: Array<{ service: Service<unknown>; running: StartedService<unknown> }> = [];
   const stop = async () => {
-    for (const service of [...started].reverse()) await service.stop();
+    for (const { running } of [...started].reverse()) await running.stop();
     started.length = 0;
     rmSync(folder, { recursive: true, force: true });
     liveFolders.delete(folder);
   };
   try {
-    for (const request of requests) {
-      const service = await startOne(request, folder).catch((error: unknown) => {
+    for (const [index, service] of services.entries()) {
+      const data = path.join(folder, String(index + 1));
+      mkdirSync(data);
+      const running = await service.start(data).catch((error: unknown) => {
         const why = error instanceof Error ? error.message : String(error);
         const output = error instanceof ServerStartError ? error.output : '';
         // A service's output is nowhere else to be seen: its last lines go into the message.
         const last = output.trim().split('\n').slice(-6).join('\n');
-        throw new ServerStartError(`the ${NAMES[request.kind]} did not start: ${why}${last ? `\nit printed:\n${last}` : ''}`, output);
+        throw new ServerStartError(`the ${service.name} did not start: ${why}${last ? `\nit printed:\n${last}` : ''}`, output);
       });
-      started.push(service);
+      started.push({ service, running });
     }
   } catch (error) {
     await stop();
@@ -110,15 +58,15 @@ export async function startServices(requests: ServiceRequest[] = []): Promise<Se
   }
   return {
     async prepare() {
-      const prepared: PreparedService = { env: {}, contexts: {} };
-      for (const service of started) {
-        const { env, contexts } = await service.prepare();
+      const prepared: PreparedService = { env: {}, contexts: new ServiceContexts() };
+      for (const { service, running } of started) {
+        const { env, context } = await running.prepare();
         Object.assign(prepared.env, env);
-        Object.assign(prepared.contexts, contexts);
+        prepared.contexts.set(service, context);
       }
       return prepared;
     },
-    describe: () => started.map((service) => service.describe()),
+    describe: () => started.map(({ running }) => running.describe()),
     stop,
   };
 }

@@ -3,9 +3,9 @@
 // table (ROUTES_FILE). The service publishes it again every publishEveryMs with the next revision, and a
 // correctness probe changes the routes through it. Every publication replaces the file in one rename, so
 // a server never reads half a table.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { StartedService } from './index.ts';
+import { defineService, type Service, type StartedService } from '../service.ts';
 
 /** The published document: a revision that goes up with every publication, and the routes. */
 export interface PublishedTable<Route = Record<string, unknown>> {
@@ -30,8 +30,11 @@ export interface RouteTableOptions {
   publishEveryMs?: number;
 }
 
-export async function startRouteTables(directory: string, options: RouteTableOptions): Promise<StartedService> {
-  mkdirSync(directory, { recursive: true });
+export function routeTableService(options: RouteTableOptions): Service<RouteTableContext> {
+  return defineService({ name: 'route table service', start: (directory) => startRouteTables(directory, options) });
+}
+
+async function startRouteTables(directory: string, options: RouteTableOptions): Promise<StartedService<RouteTableContext>> {
   const shipped = JSON.parse(readFileSync(options.source, 'utf8')) as PublishedTable;
   if (!Number.isInteger(shipped.revision) || !Array.isArray(shipped.routes)) throw new Error(`${options.source} has no revision and routes`);
   let count = 0;
@@ -61,7 +64,7 @@ export async function startRouteTables(directory: string, options: RouteTableOpt
         current: () => structuredClone(table),
         update: (change) => publish(change(structuredClone(table.routes))),
       };
-      return { env: { ROUTES_FILE: file }, contexts: { routeTable: context } };
+      return { env: { ROUTES_FILE: file }, context };
     },
     describe: () =>
       `configuration service: the route table is ${last ?? `in ${directory}`}${options.publishEveryMs ? `, published again every ${options.publishEveryMs} ms with the next revision` : ''}`,

@@ -2,7 +2,7 @@
 // the correctness probes use to look inside the bucket.
 import { CreateBucketCommand, GetObjectCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startServer, type RunningServer } from '../server-process.ts';
-import type { StartedService } from './index.ts';
+import { defineService, type Service, type StartedService } from '../service.ts';
 
 const S3_SERVER = new URL('./s3-server.ts', import.meta.url).pathname;
 /** s3rver accepts any key pair; these are its documented defaults. */
@@ -14,7 +14,18 @@ export interface S3Context {
   bucket: string;
 }
 
-export async function startS3(directory: string, options: { latencyMs?: number; port?: number }): Promise<StartedService> {
+export interface S3Options {
+  /** Delays every S3 request, as a remote region's round trip would. */
+  latencyMs?: number;
+  port?: number;
+}
+
+/** A real S3 API (s3rver); the server gets S3_ENDPOINT, S3_BUCKET and the AWS_* credentials. */
+export function s3Service(options: S3Options = {}): Service<S3Context> {
+  return defineService({ name: 'S3 service (s3rver)', start: (directory) => startS3(directory, options) });
+}
+
+async function startS3(directory: string, options: S3Options): Promise<StartedService<S3Context>> {
   const server: RunningServer = await startServer(S3_SERVER, {
     port: options.port,
     env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0) },
@@ -33,7 +44,7 @@ export async function startS3(directory: string, options: { latencyMs?: number; 
         AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
       };
-      return { env, contexts: { s3: context } };
+      return { env, context };
     },
     describe: () => `S3 (s3rver) at ${endpoint}, data in ${directory}`,
     async stop() {

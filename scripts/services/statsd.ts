@@ -2,7 +2,7 @@
 // (statsd-server.ts), reset before each server run, and the helpers the correctness probes use to read
 // the sink's counts, move the StatsD record and change what the upstream answers.
 import { startServer, type RunningServer } from '../server-process.ts';
-import type { StartedService } from './index.ts';
+import { defineService, type Service, type StartedService } from '../service.ts';
 
 export interface StatsdOptions {
   /** Each DNS answer leaves at least this long after its query arrived. */
@@ -52,7 +52,16 @@ export interface StatsdContext {
   setUpstreamRoutes(routes: Record<string, unknown>): Promise<void>;
 }
 
-export async function startStatsd(options: StatsdOptions): Promise<StartedService> {
+/**
+ * A DNS server for names under hotpath.test (set latency, answers per second and TTL), a StatsD sink on
+ * 127.0.0.1 and 127.0.0.2 counting metric lines per address, and an upstream HTTP API reached by name;
+ * the server gets DNS_SERVER, STATSD_HOST, STATSD_PORT and UPSTREAM_URL.
+ */
+export function statsdService(options: StatsdOptions = {}): Service<StatsdContext> {
+  return defineService({ name: 'StatsD service (DNS server, StatsD sink, upstream)', start: () => startStatsd(options) });
+}
+
+async function startStatsd(options: StatsdOptions): Promise<StartedService<StatsdContext>> {
   const server: RunningServer = await startServer(new URL('./statsd-server.ts', import.meta.url).pathname, {
     port: options.port,
     env: {
@@ -100,7 +109,7 @@ export async function startStatsd(options: StatsdOptions): Promise<StartedServic
         STATSD_PORT: String(context.statsdPort),
         UPSTREAM_URL: context.upstreamUrl,
       };
-      return { env, contexts: { statsd: context } };
+      return { env, context };
     },
     describe: () =>
       `DNS on ${context.dnsServer} (TTL ${context.ttlSeconds} s), StatsD sink ${context.statsdHost} on ${context.sinkAddresses.join(' and ')} port ${context.statsdPort}, ` +

@@ -2,6 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/01-seed-service-slows-down/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -10,7 +11,7 @@ export default defineSolution({
       title: 'fix the guard',
       changes:
         "The guard in attachAfterEvent remembers in a boolean, afterEventAttached, that the 'after' listener is on the server, instead of counting the listeners of the response (a new emitter for every request, which never has one), so the first request adds the only listener; and the line that set events.defaultMaxListeners to Infinity is removed so a leak like this warns again.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 50 }],
+      targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 50 }],
     },
     {
       file: '2-etag-from-the-route.ts',
@@ -18,8 +19,8 @@ export default defineSolution({
       changes:
         "The 'after' listener and its hashing are gone: the route sets the ETag from the seed bytes it has just drawn, and the middleware only sets Cache-Control.",
       targets: [
-        { metric: 'requestsPerSecond', against: 'previous', atLeast: 1.12 },
-        { metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.65 },
+        { metric: requestsPerSecond, against: 'previous', atLeast: 1.12 },
+        { metric: requestsPerSecond, against: 'ceiling', atLeast: 0.65 },
       ],
     },
     {
@@ -27,7 +28,7 @@ export default defineSolution({
       title: 'JSON written by res.end',
       changes:
         "The article's last step: the route serializes its body itself and writes it with its headers by res.writeHead and res.end, past restify's res.send and its formatters. Here it measures about the same as stage 2 (see the README): the target is the framework's fastest path, the ceiling.",
-      targets: [{ metric: 'requestsPerSecond', against: 'ceiling', atLeast: 0.7 }],
+      targets: [{ metric: requestsPerSecond, against: 'ceiling', atLeast: 0.7 }],
     },
   ],
   profile: {

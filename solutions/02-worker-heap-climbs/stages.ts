@@ -2,6 +2,8 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/02-worker-heap-climbs/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -10,7 +12,7 @@ export default defineSolution({
       title: 'raise the heap limit',
       changes:
         "Only the Node flag changes: --max-old-space-size goes from the container's 1,536 MB to 6,144 MB, and the code is the shipped code.",
-      targets: [{ metric: 'heapGrowth', against: 'broken', atLeast: 0.4 }],
+      targets: [{ metric: heapGrowth, against: 'broken', atLeast: 0.4 }],
     },
     {
       file: '2-size-the-agent.ts',
@@ -18,8 +20,8 @@ export default defineSolution({
       changes:
         "The S3 client gets an HTTP agent with 512 sockets instead of the SDK's default 50, so uploads no longer queue in the agent with their payloads.",
       targets: [
-        { metric: 'heapGrowth', against: 'broken', atMost: 0.3 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.3 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
       ],
     },
     {
@@ -28,8 +30,8 @@ export default defineSolution({
       changes:
         "Keeps stage 2's agent and bounds the uploads: at most 128 run at once, and a task waits for a free slot before it answers.",
       targets: [
-        { metric: 'heapGrowth', against: 'broken', atMost: 0.2 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 0.4 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.2 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
       ],
     },
   ],

@@ -2,6 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/03-ten-tasks-a-second/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -10,14 +11,14 @@ export default defineSolution({
       title: 'JSONStream instead of bfj',
       changes:
         "bfj.streamify, which wrote every JSON token into zlib as its own chunk, is replaced by JSONStream.stringify('[', ',', ']'), which writes one chunk per trace event.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 5 }],
+      targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 5 }],
     },
     {
       file: '2-stringify-then-deflate.ts',
       title: 'one string, one deflate',
       changes:
         "No stream: the trace is serialized with one JSON.stringify, compressed with one zlib.deflate call and turned into base64 with Buffer#toString.",
-      targets: [{ metric: 'requestsPerSecond', against: 'previous', atLeast: 2.7 }],
+      targets: [{ metric: requestsPerSecond, against: 'previous', atLeast: 2.7 }],
     },
   ],
   profile: {

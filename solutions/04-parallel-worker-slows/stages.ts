@@ -2,6 +2,8 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/04-parallel-worker-slows/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { minorGcPerRequest } from '../../scripts/metrics/minor-gc-per-request.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -11,8 +13,8 @@ export default defineSolution({
       changes:
         "Only the Node flag changes: the file's node-flags comment sets --max-semi-space-size=256 instead of the shipped 16, and the code is the shipped code.",
       targets: [
-        { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.1 },
+        { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 1.1 },
       ],
       nodeMajors: [20],
       otherVersions:
@@ -24,8 +26,8 @@ export default defineSolution({
       changes:
         "Back to the shipped 16 MB semi-space; each page is folded into the refresh's running totals as soon as it is parsed and dropped before the next wait on the bank.",
       targets: [
-        { metric: 'minorGcPerRequest', against: 'broken', atMost: 1 / 3 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 1.1 },
+        { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 1.1 },
       ],
     },
   ],

@@ -2,6 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/05-waiting-worker-busy-cpu/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -10,7 +11,7 @@ export default defineSolution({
       title: 'pino with redaction paths',
       changes:
         "The hand-made logger (deep copy, regular-expression redaction, hand-built JSON) is replaced by pino, with the secrets named by their redaction paths at start-up; the log calls and the lines they write are unchanged.",
-      targets: [{ metric: 'requestsPerSecond', against: 'broken', atLeast: 1.4 }],
+      targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.4 }],
     },
   ],
   profile: {

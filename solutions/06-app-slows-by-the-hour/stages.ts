@@ -2,6 +2,8 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/06-app-slows-by-the-hour/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
+import { throughputKept } from '../../scripts/metrics/throughput-kept.ts';
 
 export default defineSolution({
   stages: [
@@ -11,8 +13,8 @@ export default defineSolution({
       changes:
         "The static files, the status route and one dispatching layer are mounted once, at start, and each reload builds a fresh express.Router() from the new table and swaps it in, instead of mounting the whole site again.",
       targets: [
-        { metric: 'throughputKept', against: 'itself', atLeast: 0.6 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 5 },
+        { metric: throughputKept, against: 'itself', atLeast: 0.6 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 5 },
       ],
     },
   ],

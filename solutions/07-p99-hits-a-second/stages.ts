@@ -2,6 +2,8 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/07-p99-hits-a-second/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
+import { pendingLookups } from '../../scripts/metrics/pending-lookups.ts';
 
 export default defineSolution({
   stages: [
@@ -11,8 +13,8 @@ export default defineSolution({
       changes:
         "hot-shots caches the StatsD address itself (`cacheDns: true`, for an hour), so the name is looked up once instead of for every metric; the cache ignores the record's TTL, so this stage is wrong on purpose.",
       targets: [
-        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
-        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+        { metric: latencyP99, against: 'broken', atMost: 0.1 },
+        { metric: pendingLookups, against: 'broken', atMost: 0.05 },
       ],
       expectedToFail: {
         why: 'Fast, and what the StatsD client offers; but its cache ignores the record\'s TTL, so metrics do not follow a moved StatsD record.',
@@ -25,8 +27,8 @@ export default defineSolution({
       changes:
         "One cacheable-lookup for the process, asking the platform's DNS server and keeping each answer for its TTL, is given to the StatsD client's UDP socket (`udpSocketOptions.lookup`) and to the registry's HTTP agent (`install`).",
       targets: [
-        { metric: 'latencyP99', against: 'broken', atMost: 0.1 },
-        { metric: 'pendingLookups', against: 'broken', atMost: 0.05 },
+        { metric: latencyP99, against: 'broken', atMost: 0.1 },
+        { metric: pendingLookups, against: 'broken', atMost: 0.05 },
       ],
     },
   ],

@@ -2,6 +2,8 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/08-slow-on-an-idle-cpu/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
+import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
   stages: [
@@ -11,8 +13,8 @@ export default defineSolution({
       changes:
         "A decision's event goes into a bounded queue in memory and the answer leaves at once; the queue is published as one batch message once a second (or as soon as 2,000 events wait), and once more on SIGTERM, before the exit.",
       targets: [
-        { metric: 'latencyP99', against: 'broken', atMost: 0.2 },
-        { metric: 'requestsPerSecond', against: 'broken', atLeast: 2 },
+        { metric: latencyP99, against: 'broken', atMost: 0.2 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 2 },
       ],
     },
   ],

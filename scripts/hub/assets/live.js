@@ -433,8 +433,9 @@
           if (message && message.exercise === info.id && !busy && (!run || run.id !== message.run)) follow(message.run);
         });
         // A run of this exercise already in progress (a reloaded page, or the deck started it): follow it.
+        // A doctor run is the doctor panel's (doctor.js).
         return fetch('/api/runs').then(function (r) { return r.json(); }).then(function (json) {
-          if (json.active && json.active.exercise.id === info.id) follow(json.active.id);
+          if (json.active && json.active.exercise.id === info.id && json.active.kind !== 'doctor') follow(json.active.id);
         });
       })
       .catch(function (e) {
