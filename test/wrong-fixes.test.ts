@@ -3,7 +3,8 @@
 // finds after it, `// after-load: ...` for what only shows after work), and is rejected for that reason.
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
 // uploads, metrics, a moved DNS record): they run eight at a time (maxConcurrency in vitest.config.ts),
-// each with services of its own.
+// each with services of its own. At twelve, 09's memoized-after-100-requests got too few requests to
+// memoize and passed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -406,8 +406,7 @@ export default defineExercise({
     body: JSON.stringify(LOAD.task),
     headers: headersOf(LOAD),
     connections: 60,
-    // Its scrubbing code is still getting faster after 1 s of load; after 3 s, copies of it measure alike.
-    warmupSeconds: 3,
+    warmupSeconds: 1,
     durationSeconds: 6,
   },
   check,
