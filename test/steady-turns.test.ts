@@ -65,6 +65,31 @@ describe('servers in turns', () => {
     expect(anyTooClose(manifest, [broken, shaky], () => false)).toBe(true);
   });
 
+  it('takes more rounds for a close target of a stage that is wrong on purpose: its targets are held too', () => {
+    const wrongOnPurpose = sampleManifest({
+      stages: [
+        {
+          file: '1-fast-but-wrong.ts',
+          title: 'fast but wrong',
+          changes: 'caches what it must not',
+          targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }],
+          expectedToFail: { why: 'it serves stale data', problem: 'stale' },
+        },
+      ],
+    });
+    const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
+    const shaky = runWithTurns('stage 1', 'stage', [300, 80, 150, 200, 200]);
+    const [verdict] = judge(wrongOnPurpose, [broken, shaky]);
+    expect(verdict!.expectedToFail).toBeDefined();
+    expect(verdict!.targets[0]!.tooClose).toBe(true);
+    expect(anyTooClose(wrongOnPurpose, [broken, shaky])).toBe(true);
+    // Clear of its target: no more rounds; and once rejected for a problem, none either.
+    expect(anyTooClose(wrongOnPurpose, [broken, runWithTurns('stage 1', 'stage', [200, 100, 200, 160, 200])])).toBe(false);
+    const rejected = runWithTurns('stage 1', 'stage', [300, 80, 150, 200, 200]);
+    rejected.failure = 'it crashed';
+    expect(anyTooClose(wrongOnPurpose, [broken, rejected])).toBe(false);
+  });
+
   it('stops the shipped server after brokenRounds while the others go on', async () => {
     const load = { path: '/', connections: 2, warmupSeconds: 0.5, durationSeconds: 1, turns: { seconds: 0.5, minRounds: 3, maxRounds: 5, brokenRounds: 3 } };
     const servers = await Promise.all([startServer(fixture('answers.ts')), startServer(fixture('answers.ts'))]);
