@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // Three groups, one after another. Files that put no load on the machine run two at a time, and the
 // tests that load servers but hold nothing to a threshold another load could tip three at a time (a verdict far
-// from it, a contract, a cancel, a real soak or profiler). The measurements (the author check, the
-// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, `workshop measure` on the
+// from it, a contract, a cancel, a soak to its crash, a profiler). The measurements (the author check, the
+// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, a soak whose pace must fall, `workshop measure` on the
 // sample service, Artillery beside autocannon) run one at a time.
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
@@ -12,7 +12,7 @@ const QUIET = files(
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'diagnosis', 'measure', 'artillery');
+const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'soak-pace', 'diagnosis', 'measure', 'artillery');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };
