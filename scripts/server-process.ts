@@ -114,8 +114,13 @@ const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low));
-    if (handedOut.has(port) || !(await isPortFree(port))) continue;
+    if (handedOut.has(port)) continue;
+    // Held before the check, which awaits: two calls at once must not both take the same port.
     handedOut.add(port);
+    if (!(await isPortFree(port))) {
+      handedOut.delete(port);
+      continue;
+    }
     if (handedOut.size > 2000) handedOut.delete(handedOut.values().next().value as number);
     return port;
   }
