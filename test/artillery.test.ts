@@ -50,6 +50,8 @@ async function artilleryRun(exported: ExportResult): Promise<ArtilleryReport> {
 
 interface Figures {
   rps: number;
+  /** 2xx answers. */
+  served: number;
   latency: LatencyFigures;
   failures: number;
 }
@@ -63,7 +65,7 @@ async function autocannonTurn(url: string, load: LoadProfile): Promise<Figures> 
       if (status >= 200 && status < 300) times.push(time);
     });
   const result = await runPhase(url, load, 'measured', load.durationSeconds, () => {}, { attach });
-  return { rps: result['2xx'] / result.duration, latency: latencyFigures(times), failures: result.errors + result.timeouts + result.non2xx };
+  return { rps: result['2xx'] / result.duration, served: result['2xx'], latency: latencyFigures(times), failures: result.errors + result.timeouts + result.non2xx };
 }
 
 const mean = (a: number, b: number) => (a + b) / 2;
@@ -247,6 +249,57 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
       expect(high!.achieved).toBeLessThan(0.8 * 300);
       expect(highRps).toBeGreaterThan(0.65);
       expect(highRps).toBeLessThan(1.25);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("01's steady load (closed model) on its shipped server, slower than either generator: the same pace at the same age", async () => {
+    const exercise = await loadExercise('01-seed-service-slows-down');
+    // The shipped server slows with every request it has served (each leaves a listener that every later
+    // request runs), so its time per request grows in a line with the requests served. Aged by its first
+    // thousand or so, it answers ~50-150 req/s, far below what one Artillery worker asks. autocannon loads it
+    // before and after Artillery, and Artillery's figures are compared with theirs drawn in a line to the
+    // same age: the requests served before the middle of Artillery's measured window.
+    const server: RunningServer = await startServer(exercise.shippedFile);
+    try {
+      const load = { ...exercise.manifest.load, durationSeconds: 2 };
+      const aged = await runWarmup(server.url, { ...load, warmupSeconds: 3 }, () => {});
+      const exported = await exportLoad('01', '--target', server.url, '--out', path.join(dir, 'load-01-shipped.yml'), '--duration', '2');
+      const before = await autocannonTurn(server.url, { ...load, warmupSeconds: 0 });
+      const report = await artilleryRun(exported);
+      const after = await autocannonTurn(server.url, { ...load, warmupSeconds: 0 });
+      const artillery = loadResultOf(report, exported.phases);
+
+      const counters = report.aggregate.counters;
+      const served = (phase: string) => Object.entries(counters).filter(([name]) => new RegExp(`^hotpath\\.${phase}\\.codes\\.2\\d\\d$`).test(name)).reduce((sum, [, n]) => sum + n, 0);
+      const [warmUp, measured, afterwards] = [served('warm-up'), served('measured'), served('after')];
+      // Ages (requests served) at the middle of each window.
+      const ageBefore = aged + before.served / 2;
+      const ageArtillery = aged + before.served + warmUp + measured / 2;
+      const ageAfter = aged + before.served + warmUp + measured + afterwards + after.served / 2;
+      const along = (ageArtillery - ageBefore) / (ageAfter - ageBefore);
+      // Time per request (the inverse of req/s with 10 in flight) grows in a line with the age.
+      const expectedRps = 1 / (1 / before.rps + along * (1 / after.rps - 1 / before.rps));
+      const expectedLatency = before.latency.mean + along * (after.latency.mean - before.latency.mean);
+      const rps = artillery.requestsPerSecond.mean / expectedRps;
+      const latency = artillery.latency.mean / expectedLatency;
+      console.log(
+        `01 shipped, ${aged} requests old, 10 connections: autocannon ${Math.round(before.rps)} then ${Math.round(after.rps)} req/s, mean ${fixed(before.latency.mean)}/${fixed(after.latency.mean)} ms; ` +
+          `Artillery ${Math.round(artillery.requestsPerSecond.mean)} req/s, mean ${artillery.latency.mean} ms, at ${fixed(along)} of the way in requests served; ` +
+          `autocannon there ${Math.round(expectedRps)} req/s, ${fixed(expectedLatency)} ms: req/s ${fixed(rps)}x, mean latency ${fixed(latency)}x`,
+      );
+      expect(before.failures + after.failures).toBe(0);
+      expect(artillery.errors + artillery.non2xx).toBe(0);
+      // Slower than one Artillery worker asks (~1,500 req/s here), or the comparison is of the generators.
+      expect(before.rps).toBeLessThan(500);
+      expect(along).toBeGreaterThan(0);
+      expect(along).toBeLessThan(1);
+      // The same server pace, whoever asks (the band and the measured spread: docs/artillery.md).
+      expect(rps).toBeGreaterThan(0.75);
+      expect(rps).toBeLessThan(1.33);
+      expect(latency).toBeGreaterThan(0.75);
+      expect(latency).toBeLessThan(1.33);
     } finally {
       await server.stop();
     }
