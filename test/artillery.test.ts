@@ -21,7 +21,12 @@ import type { LatencyFigures } from '../scripts/result.ts';
 import { startServer, type RunningServer } from '../scripts/server-process.ts';
 import { UsageError } from '../scripts/usage-error.ts';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'hotpath-artillery-'));
+// Made in a hook, not when the file loads: with every test filtered out (-t), vitest runs no hook, and a
+// folder made at load time would be left behind.
+let dir = '';
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hotpath-artillery-'));
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `workshop export-load ... --json` in this process: what it wrote, as its JSON says. */

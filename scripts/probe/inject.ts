@@ -202,4 +202,6 @@ if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
   // The probe must not keep a server alive, and a server must not outlive the harness that started it.
   process.channel?.unref();
   process.on('disconnect', () => process.exit(0));
+  // A harness that died while this server was still loading has already closed the channel: no event comes.
+  if (!process.connected) process.exit(0);
 }
