@@ -249,10 +249,10 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
       expect(low!.achieved).toBeLessThan(33);
       expect(lowLatency).toBeGreaterThan(0.5);
       expect(lowLatency).toBeLessThan(1.3);
-      // Past it, what one process can answer, whoever asks (measured 0.82-0.98x). The latency past the knee
+      // Past it, what one process can answer, whoever asks (measured 0.72-0.99x). The latency past the knee
       // is the queue's, which each generator keeps its own way: not compared.
       expect(high!.achieved).toBeLessThan(0.8 * 300);
-      expect(highRps).toBeGreaterThan(0.65);
+      expect(highRps).toBeGreaterThan(0.6);
       expect(highRps).toBeLessThan(1.25);
     } finally {
       await server.stop();
@@ -300,11 +300,12 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
       expect(before.rps).toBeLessThan(500);
       expect(along).toBeGreaterThan(0);
       expect(along).toBeLessThan(1);
-      // The same server pace, whoever asks (the band and the measured spread: docs/artillery.md).
-      expect(rps).toBeGreaterThan(0.75);
-      expect(rps).toBeLessThan(1.33);
-      expect(latency).toBeGreaterThan(0.75);
-      expect(latency).toBeLessThan(1.33);
+      // The same server pace, whoever asks, within a factor of 1.5: two 2 s turns on a machine whose speed
+      // moves by a third (the measured spread: docs/artillery.md).
+      expect(rps).toBeGreaterThan(1 / 1.5);
+      expect(rps).toBeLessThan(1.5);
+      expect(latency).toBeGreaterThan(1 / 1.5);
+      expect(latency).toBeLessThan(1.5);
     } finally {
       await server.stop();
     }
