@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Three groups, one after another. Files that put no load on the machine run two at a time, and the
-// tests that load servers but hold nothing to a threshold another load could tip three at a time (a verdict far
-// from it, a contract, a cancel, a soak to its crash, a profiler). The measurements (the author check, the
-// known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, a soak whose pace must fall, `workshop measure` on the
-// sample service, Artillery beside autocannon) run one at a time.
+// Three groups, one after another. Files that put no load on the machine run two at a time; the tests
+// that load servers but hold nothing to a threshold another load could tip (a verdict far from it, a
+// contract, a cancel, a soak to its crash, a profiler) three at a time. The measurements (the author
+// check, the known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, a soak whose pace
+// must fall, `workshop measure` on the sample service, Artillery beside autocannon) run one at a time.
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(

@@ -10,7 +10,7 @@ const MAX_N = 40;
 /**
  * The n whose answer must take at least WORK_MS longer than fibonacci(1)'s: its recursion is ~30 million
  * calls, where a cached or iterative answer takes microseconds. Large, so that the noise of a busy machine
- * (other loads beside the probe) cannot pass for the work (README.md in the solutions has the figures).
+ * (other loads beside the probe) cannot pass for the work (the solution's README has the figures).
  */
 const WORK_N = 35;
 const WORK_MS = 20;
@@ -104,7 +104,7 @@ async function check(baseUrl: string): Promise<CheckResult> {
   // Every request does the work. Each try asks for WORK_N, then for 1, back to back: with the work, each pair
   // differs by the recursion's milliseconds; cached, by the machine's noise, as often one way as the other.
   // The median pair is judged (the difference of the fastest of each let a cache through on a busy
-  // machine: its fastest 1 and its fastest 30 need not come from the same moment).
+  // machine: its fastest 1 and its fastest WORK_N need not come from the same moment).
   const tries = 4 * os.availableParallelism() + 1;
   const pairs: number[] = [];
   for (let i = 0; i < tries; i++) {
