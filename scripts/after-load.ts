@@ -13,7 +13,7 @@ const GRACEFUL_STOP_MS = 10_000;
 
 /** The correctness probe again, on the server the load left behind. */
 export function probeAgain(exercise: Exercise, { server, contexts }: Started, turns: TurnTaker = ALONE): Promise<CheckResult> {
-  return turns.take(() => runCheck((url) => exercise.manifest.check(url, { services: contexts }), server.url));
+  return turns.take(() => runCheck((url) => exercise.manifest.check(url, { services: contexts, loadOver: true }), server.url));
 }
 
 /**
@@ -31,6 +31,7 @@ export function afterLoadCheck(
   options.onEvent?.({ type: 'after-load', label: run.label });
   const context: AfterLoadContext = {
     services: contexts,
+    loadOver: true,
     baseUrl: server.url,
     answered: load.answered,
     probeAnswers: probeAnswers(server.url) - probedFrom,

@@ -54,6 +54,11 @@ export interface AnswerContract {
 /** What a correctness probe gets besides the server's URL: each service's context, as `services.get(theService)`. */
 export interface CheckContext {
   services: ServiceContexts;
+  /**
+   * Set for the probe after the load, and for the after-load check. A service that imitates a remote's
+   * delay may drop it then, so that the checks wait for a backlog to arrive, not for it to drain slowly.
+   */
+  loadOver?: boolean;
 }
 
 /** What the after-load check gets: the services, and what the load and the probes asked of the server. */

@@ -6,12 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
 import { logFileService } from '../scripts/services/log-file.ts';
-import { listKeys, readObject, s3Client, s3Service } from '../scripts/services/s3.ts';
+import { answerAtOnce, listKeys, readObject, s3Client, s3Service } from '../scripts/services/s3.ts';
+
+/** Long enough that a request without it cannot take as long on a busy machine. */
+const LATENCY_MS = 150;
 
 describe('services', () => {
   it('starts a real S3 server, gives each server a fresh bucket and log file, and removes its data on stop', async () => {
     const before = liveServerCount();
-    const [s3Wanted, logWanted] = [s3Service({ latencyMs: 20 }), logFileService()];
+    const [s3Wanted, logWanted] = [s3Service({ latencyMs: LATENCY_MS }), logFileService()];
     const services = await startServices([s3Wanted, logWanted]);
     const first = await services.prepare();
     const second = await services.prepare();
@@ -23,10 +26,20 @@ describe('services', () => {
     const s3 = first.contexts.get(s3Wanted)!;
     const started = Date.now();
     await s3Client(s3).send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'a/1.txt', Body: 'hello' }));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(20); // the set latency is applied
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LATENCY_MS); // the set latency is applied
     expect(await listKeys(s3)).toEqual(['a/1.txt']);
     expect(await listKeys(second.contexts.get(s3Wanted)!)).toEqual([]);
     expect(await readObject(s3, 'a/1.txt')).toBe('hello');
+
+    // Once a server's load is over, its bucket drops the delay; the other buckets keep it.
+    const timed = async (bucket: typeof s3, key: string) => {
+      const from = Date.now();
+      await s3Client(bucket).send(new PutObjectCommand({ Bucket: bucket.bucket, Key: key, Body: 'x' }));
+      return Date.now() - from;
+    };
+    await answerAtOnce(s3);
+    expect(await timed(second.contexts.get(s3Wanted)!, 'b/1.txt')).toBeGreaterThanOrEqual(LATENCY_MS);
+    expect(await timed(s3, 'a/2.txt')).toBeLessThan(LATENCY_MS);
 
     const folder = path.dirname(first.contexts.get(logWanted)!);
     await services.stop();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { answerAtOnce, listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
@@ -117,10 +117,12 @@ async function waitForObjects(s3: S3Context, keys: string[], limitMs = 90_000): 
   }
 }
 
-async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+async function check(baseUrl: string, { services, loadOver }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
   const s3 = services.get(S3);
   if (!expect.expect(Boolean(s3), 'the S3 service is running')) return expect.result();
+  // After the load, the backlog of uploads arrives at once: the probe waits for its payloads, not the region.
+  if (loadOver) await answerAtOnce(s3!);
   const tasks = Array.from({ length: PROBE_TASKS }, (_, i) => ({ taskId: `probe-${randomUUID()}`, institution: `ins_probe_${i}` }));
   const ran = new Map<string, { from: number; to: number }>();
   for (const task of tasks) {
@@ -148,6 +150,7 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
 async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const s3 = services.get(S3)!;
+  await answerAtOnce(s3);
   // The bucket also holds the probes' payloads (before the load and after it); the count below leaves them out.
   const settled = await waitForUploads(s3, answered + probeAnswers, { quietMs: 3000, limitMs: 90_000 });
   const keys = (await listKeys(s3)).filter((key) => key.startsWith('debug/') && !key.startsWith('debug/probe-'));

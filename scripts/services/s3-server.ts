@@ -1,6 +1,8 @@
 // A real S3 API on 127.0.0.1 (s3rver, pure JS), run in its own process by the harness like any server.
 // S3_LATENCY_MS delays every request before s3rver sees it, as a round trip to a remote region would,
 // so upload queues form at the rates a workshop machine reaches. The data lives in S3_DIRECTORY.
+// POST /_hotpath/at-once?bucket=B drops the delay for one bucket: once its server's load is over, the
+// checks wait for the backlog to arrive, not for it to drain at the region's pace.
 import http from 'node:http';
 import S3rver from 's3rver';
 
@@ -37,15 +39,23 @@ function stillWriting(req: http.IncomingMessage, res: http.ServerResponse): bool
   return true;
 }
 
+const atOnce = new Set<string>();
+const bucketOf = (req: http.IncomingMessage) => (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
+
 const server = http.createServer((req, res) => {
   if (req.url === '/_hotpath/stored') {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(stored));
     return;
   }
+  if (req.method === 'POST' && req.url?.startsWith('/_hotpath/at-once?')) {
+    atOnce.add(new URLSearchParams(req.url.split('?')[1]).get('bucket') ?? '');
+    res.end();
+    return;
+  }
   trackPut(req, res);
   if (stillWriting(req, res)) return;
-  if (latencyMs > 0) setTimeout(() => handle(req, res), latencyMs);
+  if (latencyMs > 0 && !atOnce.has(bucketOf(req))) setTimeout(() => handle(req, res), latencyMs);
   else handle(req, res);
 });
 server.keepAliveTimeout = 60_000;

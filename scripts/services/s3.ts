@@ -87,6 +87,12 @@ async function listOnce(context: S3Context): Promise<string[]> {
   }
 }
 
+/** Drops the service's delay for this bucket, for good: its server's load is over (s3-server.ts). */
+export async function answerAtOnce(context: S3Context): Promise<void> {
+  const response = await fetch(`${context.endpoint}/_hotpath/at-once?bucket=${encodeURIComponent(context.bucket)}`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+  if (!response.ok) throw new Error(`the S3 service refused to drop its delay: ${response.status}`);
+}
+
 /** How many objects the S3 server has stored in the bucket so far (PUTs answered 2xx). */
 export async function storedCount(context: S3Context): Promise<number> {
   const response = await fetch(`${context.endpoint}/_hotpath/stored`, { signal: AbortSignal.timeout(5000) });
