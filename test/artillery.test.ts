@@ -3,11 +3,10 @@
 // phases). The two generators take turns, autocannon before and after Artillery, so that the machine's
 // drift hits both alike; Artillery is compared with the mean of the two. The bands and the spread they
 // were set from: docs/artillery.md.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type autocannon from 'autocannon';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadResultOf, parseReport, rampStepsOf, type ArtilleryReport } from '../scripts/artillery/report.ts';
 import { PROCESSOR_FILE, type ExportedPhase } from '../scripts/artillery/script.ts';
 import { ARTILLERY_VERSION, ensureArtillery, runArtillery } from '../scripts/artillery/tool.ts';
@@ -20,14 +19,9 @@ import { latencyFigures, runStep } from '../scripts/ramp.ts';
 import type { LatencyFigures } from '../scripts/result.ts';
 import { startServer, type RunningServer } from '../scripts/server-process.ts';
 import { UsageError } from '../scripts/usage-error.ts';
+import { tempFolder } from './temp-folder.ts';
 
-// Made in a hook, not when the file loads: with every test filtered out (-t), vitest runs no hook, and a
-// folder made at load time would be left behind.
-let dir = '';
-beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'hotpath-artillery-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempFolder('hotpath-artillery-');
 
 /** `workshop export-load ... --json` in this process: what it wrote, as its JSON says. */
 async function exportLoad(...argv: string[]): Promise<ExportResult> {
@@ -48,7 +42,7 @@ async function exportLoad(...argv: string[]): Promise<ExportResult> {
 async function artilleryRun(exported: ExportResult): Promise<ArtilleryReport> {
   const report = exported.script.replace(/\.ya?ml$/, '.report.json');
   // Artillery starts in 2-3 s and checks once a second whether its users are done.
-  const result = await runArtillery(['run', '--quiet', '--output', report, exported.script], { cwd: dir, output: 'collect', timeoutMs: (exported.seconds + 30) * 1000 });
+  const result = await runArtillery(['run', '--quiet', '--output', report, exported.script], { cwd: dir(), output: 'collect', timeoutMs: (exported.seconds + 30) * 1000 });
   if (result.code !== 0 || !existsSync(report)) throw new Error(`artillery run exited with ${result.signal ?? result.code}:\n${result.output}`);
   return parseReport(readFileSync(report, 'utf8'));
 }
@@ -78,7 +72,7 @@ const fixed = (value: number) => value.toFixed(2);
 
 describe('export-load', () => {
   it("writes 01's steady load as the closed model: a virtual user per connection, looping until the measured window ends", async () => {
-    const exported = await exportLoad('01', '--out', path.join(dir, 'closed.yml'));
+    const exported = await exportLoad('01', '--out', path.join(dir(), 'closed.yml'));
     expect(exported.model).toBe('closed');
     expect(exported.target).toBe('http://127.0.0.1:3000');
     expect(exported.config.config.phases).toEqual([{ name: 'connect', duration: 1, arrivalCount: 10 }]);
@@ -92,11 +86,11 @@ describe('export-load', () => {
     expect(yaml).toMatch(/^# Artillery test script for Hot Path's 01-seed-service-slows-down/);
     expect(yaml).toContain('# - autocannon opens its 10 connections at once');
     expect(yaml).toContain('hotpathSchedule: "warm-up=2; measured=5"');
-    expect(existsSync(path.join(dir, PROCESSOR_FILE))).toBe(true);
+    expect(existsSync(path.join(dir(), PROCESSOR_FILE))).toBe(true);
   });
 
   it("writes 09's ramp as arrival-rate phases, at most its connections in flight", async () => {
-    const exported = await exportLoad('09', '--ramp', '--out', path.join(dir, 'ramp.json'), '--target', 'http://10.0.0.5:8080/api/');
+    const exported = await exportLoad('09', '--ramp', '--out', path.join(dir(), 'ramp.json'), '--target', 'http://10.0.0.5:8080/api/');
     expect(exported.model).toBe('open');
     expect(exported.format).toBe('json');
     expect(exported.target).toBe('http://10.0.0.5:8080/api');
@@ -114,7 +108,7 @@ describe('export-load', () => {
     await expect(main(['export-load', '01', '--ramp'])).rejects.toThrow(/has no ramp of its own.*--from REQ\/S --to REQ\/S/);
     await expect(main(['export-load', '01', '--from', '10'])).rejects.toThrow(/--from goes with --ramp/);
     await expect(main(['export-load', '09', '--ramp', '--from', '300', '--to', '100'])).rejects.toThrow(/--to \(100 req\/s\) must be above --from/);
-    await expect(main(['export-load', '01', '--out', path.join(dir, 'load.txt')])).rejects.toThrow(/\.yml, \.yaml or \.json/);
+    await expect(main(['export-load', '01', '--out', path.join(dir(), 'load.txt')])).rejects.toThrow(/\.yml, \.yaml or \.json/);
     await expect(main(['export-load', '01', '--target', 'ftp://host'])).rejects.toThrow(/http:\/\/ or https:\/\//);
     await expect(main(['export-load', '01', '--duration', 'soon'])).rejects.toThrow(/--duration takes a duration/);
     await expect(main(['export-load', '09', '--ramp', '--duration', '60'])).rejects.toThrow(/--duration is the steady load's/);
@@ -173,7 +167,7 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
     const server: RunningServer = await startServer(exercise.stageFile(2));
     try {
       // The manifest's load (10 connections, 1 s warm-up), its measured 5 s cut to 2 s for the suite's time.
-      const exported = await exportLoad('01', '--target', server.url, '--out', path.join(dir, 'load-01.yml'), '--duration', '2');
+      const exported = await exportLoad('01', '--target', server.url, '--out', path.join(dir(), 'load-01.yml'), '--duration', '2');
       const load = { ...exercise.manifest.load, durationSeconds: 2 };
       const before = await autocannonTurn(server.url, load);
       const report = await artilleryRun(exported);
@@ -219,7 +213,7 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
     try {
       // The manifest's ramp (from 30 req/s, 2 s steps, 100 in flight at most) cut to two steps: 30 req/s,
       // far below the knee, and 300, past it.
-      const exported = await exportLoad('09', '--ramp', '--to', '300', '--over', '4s', '--target', server.url, '--out', path.join(dir, 'ramp-09.yml'));
+      const exported = await exportLoad('09', '--ramp', '--to', '300', '--over', '4s', '--target', server.url, '--out', path.join(dir(), 'ramp-09.yml'));
       expect(exported.phases.map((p) => p.offered)).toEqual([30, 30, 300]);
       const load = exercise.manifest.load;
       // The harness's own steps (scripts/ramp.ts): the rate spread over instances started through the second.
@@ -270,7 +264,7 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
     try {
       const load = { ...exercise.manifest.load, durationSeconds: 2 };
       const aged = await runWarmup(server.url, { ...load, warmupSeconds: 3 }, () => {});
-      const exported = await exportLoad('01', '--target', server.url, '--out', path.join(dir, 'load-01-shipped.yml'), '--duration', '2');
+      const exported = await exportLoad('01', '--target', server.url, '--out', path.join(dir(), 'load-01-shipped.yml'), '--duration', '2');
       const before = await autocannonTurn(server.url, { ...load, warmupSeconds: 0 });
       const report = await artilleryRun(exported);
       const after = await autocannonTurn(server.url, { ...load, warmupSeconds: 0 });

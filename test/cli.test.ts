@@ -1,8 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../scripts/args.ts';
 import { COMMANDS, figuresHelp, helpText, main, unsupportedPlatform } from '../scripts/cli.ts';
 import { stretchText } from '../scripts/commands/verify.ts';
@@ -11,10 +10,13 @@ import { resolveExerciseId } from '../scripts/exercises.ts';
 import { UsageError } from '../scripts/usage-error.ts';
 import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { isAlive } from './helpers.ts';
+import { tempFolder } from './temp-folder.ts';
 
-const stateDir = mkdtempSync(path.join(tmpdir(), 'hotpath-cli-'));
-const env = { ...process.env, NO_COLOR: '1', HOTPATH_PROGRESS_FILE: path.join(stateDir, 'progress.json') };
-afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+const stateDir = tempFolder('hotpath-cli-');
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+beforeAll(() => {
+  env.HOTPATH_PROGRESS_FILE = path.join(stateDir(), 'progress.json');
+});
 
 function workshop(...args: string[]) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/workshop.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });

@@ -2,43 +2,45 @@
 // hot-path installed beside it, the baseline its HEAD. A slower change in the work tree fails with the
 // figures, the change reverted passes; and the probe loads into the service by --import on its own.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../scripts/paths.ts';
 import type { RunReport } from '../scripts/result.ts';
+import { tempFolder } from './temp-folder.ts';
 
 const SAMPLE = path.join(ROOT, 'examples', 'sample-service');
-const repo = mkdtempSync(path.join(os.tmpdir(), 'hotpath-measure-test-'));
-afterAll(() => rmSync(repo, { recursive: true, force: true }));
+const repo = tempFolder('hotpath-measure-test-');
 
 function git(...args: string[]): void {
-  const result = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], { cwd: repo, encoding: 'utf8' });
+  const result = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], { cwd: repo(), encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
 }
 
 /** `npx workshop measure` on the copy's config: the report as JSON, and the exit code. */
 function measure(): { code: number | null; report: RunReport; stderr: string } {
-  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'workshop.js'), 'measure', 'measure.config.ts', '--json'], { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'workshop.js'), 'measure', 'measure.config.ts', '--json'], { cwd: repo(), encoding: 'utf8', timeout: 60_000 });
   if (!result.stdout.trim()) throw new Error(`workshop measure printed no report (exit code ${result.status}):\n${result.stderr}`);
   return { code: result.status, report: JSON.parse(result.stdout) as RunReport, stderr: result.stderr };
 }
 
 describe('workshop measure on the sample service', () => {
-  for (const file of ['app.js', 'measure.config.ts']) copyFileSync(path.join(SAMPLE, file), path.join(repo, file));
-  writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ name: 'quotes', private: true, type: 'module' }));
-  // hot-path installed beside the service, as `npm install --save-dev` would leave it.
-  mkdirSync(path.join(repo, 'node_modules'));
-  symlinkSync(ROOT, path.join(repo, 'node_modules', 'hot-path'));
-  writeFileSync(path.join(repo, '.gitignore'), 'node_modules\n');
-  git('init', '--quiet');
-  git('add', '.');
-  git('commit', '--quiet', '-m', 'the service');
-  const shipped = readFileSync(path.join(repo, 'app.js'), 'utf8');
+  let shipped = '';
+  beforeAll(() => {
+    for (const file of ['app.js', 'measure.config.ts']) copyFileSync(path.join(SAMPLE, file), path.join(repo(), file));
+    writeFileSync(path.join(repo(), 'package.json'), JSON.stringify({ name: 'quotes', private: true, type: 'module' }));
+    // hot-path installed beside the service, as `npm install --save-dev` would leave it.
+    mkdirSync(path.join(repo(), 'node_modules'));
+    symlinkSync(ROOT, path.join(repo(), 'node_modules', 'hot-path'));
+    writeFileSync(path.join(repo(), '.gitignore'), 'node_modules\n');
+    git('init', '--quiet');
+    git('add', '.');
+    git('commit', '--quiet', '-m', 'the service');
+    shipped = readFileSync(path.join(repo(), 'app.js'), 'utf8');
+  });
 
   it('fails a slower change against HEAD with the figures, and passes the change reverted', () => {
-    copyFileSync(path.join(SAMPLE, 'app.slower.js'), path.join(repo, 'app.js'));
+    copyFileSync(path.join(SAMPLE, 'app.slower.js'), path.join(repo(), 'app.js'));
     const slower = measure();
     expect(slower.code, slower.stderr).toBe(1);
     const [verdict] = slower.report.verdicts;
@@ -51,21 +53,21 @@ describe('workshop measure on the sample service', () => {
     expect(slower.report.servers.map((s) => [s.label, s.runtime !== undefined])).toEqual([['baseline', true], ['service', true]]);
     expect(slower.report.servers[0]!.title).toMatch(/^git HEAD \([0-9a-f]+\)$/);
 
-    writeFileSync(path.join(repo, 'app.js'), shipped);
+    writeFileSync(path.join(repo(), 'app.js'), shipped);
     const reverted = measure();
     expect(reverted.code, `${reverted.stderr}\n${JSON.stringify(reverted.report.verdicts)}`).toBe(0);
     expect(reverted.report.pass).toBe(true);
     // The baseline's checkout is gone with the run.
-    expect(spawnSync('git', ['worktree', 'list'], { cwd: repo, encoding: 'utf8' }).stdout.trim().split('\n')).toHaveLength(1);
+    expect(spawnSync('git', ['worktree', 'list'], { cwd: repo(), encoding: 'utf8' }).stdout.trim().split('\n')).toHaveLength(1);
   });
 
   it('loads the probe into the service by --import, its figures written to the file HOTPATH_FIGURES_FILE names', async () => {
-    const figures = path.join(repo, 'figures.jsonl');
+    const figures = path.join(repo(), 'figures.jsonl');
     const port = String(20_000 + Math.floor(Math.random() * 10_000));
     const child = spawnSync(
       process.execPath,
       ['--import', 'hot-path/probe', '--input-type=module', '-e', "await import('./app.js'); setTimeout(() => process.exit(0), 700);"],
-      { cwd: repo, encoding: 'utf8', timeout: 10_000, env: { ...process.env, PORT: port, HOTPATH_FIGURES_FILE: figures, HOTPATH_SAMPLE_MS: '200' } },
+      { cwd: repo(), encoding: 'utf8', timeout: 10_000, env: { ...process.env, PORT: port, HOTPATH_FIGURES_FILE: figures, HOTPATH_SAMPLE_MS: '200' } },
     );
     expect(child.status, child.stderr).toBe(0);
     expect(existsSync(figures)).toBe(true);

@@ -1,17 +1,17 @@
 // A service and a metric defined here, in a test file, used in a manifest and run through the harness: a
 // real server for each role, started with the service's environment, loaded in turns, and judged on the
 // metric. Nothing in scripts/ knows of either.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
 import { Expectations } from '../scripts/check.ts';
 import { defineMetric } from '../scripts/metric.ts';
 import { renderJson, renderReport } from '../scripts/report.ts';
 import { defineService } from '../scripts/service.ts';
 import { fixtureExercise } from './sample.ts';
+import { tempFolder } from './temp-folder.ts';
 
 /** A registry the servers announce themselves to at start: an HTTP server in this process, one per start. */
 const starts: string[] = [];
@@ -47,12 +47,11 @@ const bytesPerAnswer = defineMetric({
   format: (value) => `${Math.round(value)} B/answer`,
 });
 
-const folder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-open-manifest-'));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = tempFolder('hotpath-open-manifest-');
 
 /** A server that announces itself to the registry, then answers every request with `size` bytes. */
 function serverFile(name: string, size: number): string {
-  const file = path.join(folder, name);
+  const file = path.join(folder(), name);
   writeFileSync(
     file,
     `import http from 'node:http';

@@ -4,18 +4,20 @@
 // its process tree in /proc, signals the npm process only, then checks that the whole tree is gone within
 // 2 s and that no port it listened on is still open.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../scripts/paths.ts';
 import { freePort, isPortFree } from '../scripts/server-process.ts';
 import { isAlive } from './helpers.ts';
+import { tempFolder } from './temp-folder.ts';
 
 const LIMIT_MS = 2000;
-const stateDir = mkdtempSync(path.join(tmpdir(), 'hotpath-parent-exit-'));
-const env = { ...process.env, NO_COLOR: '1', HOTPATH_PROGRESS_FILE: path.join(stateDir, 'progress.json'), npm_config_update_notifier: 'false' };
-afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+const stateDir = tempFolder('hotpath-parent-exit-');
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' };
+beforeAll(() => {
+  env.HOTPATH_PROGRESS_FILE = path.join(stateDir(), 'progress.json');
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

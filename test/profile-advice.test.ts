@@ -1,16 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { ADVICE_AFTER_HINT, exerciseAdvice, readingAdvice } from '../scripts/profile/advice.ts';
 import { TOOLS } from '../scripts/profile/tools.ts';
+import { tempFolder } from './temp-folder.ts';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'hotpath-advice-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempFolder('hotpath-advice-');
 
 function progressWith(entry: object): string {
-  const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
+  const file = path.join(dir(), `${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify({ version: 1, exercises: { '01-seed-service-slows-down': entry } }));
   return file;
 }
@@ -30,7 +29,7 @@ describe("profile's advice", () => {
     expect(before.locked).toContain(`hint ${ADVICE_AFTER_HINT} (npm run workshop -- hint 01)`);
     expect(exerciseAdvice(exercise, 'cpu', progressWith({ passed: false, hintsShown: ADVICE_AFTER_HINT, solutionShown: false })).text).toBe(lookFor);
     expect(exerciseAdvice(exercise, 'cpu', progressWith({ passed: true, hintsShown: 0, solutionShown: false })).text).toBe(lookFor);
-    expect(exerciseAdvice(exercise, 'cpu', path.join(dir, 'none.json')).locked).toBeDefined();
+    expect(exerciseAdvice(exercise, 'cpu', path.join(dir(), 'none.json')).locked).toBeDefined();
   });
 
   it("names the exercise's frames only for --tool cpu, where they are checked, and says so for the other tools", async () => {
