@@ -2,7 +2,7 @@
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { Target } from './manifest.ts';
 import { heapGrowth } from './metrics/heap-growth.ts';
-import type { RunReport, ServerRun, ServerVerdict, TargetResult } from './result.ts';
+import { MEASURED_SERVICE_ID, type RunReport, type ServerRun, type ServerVerdict, type TargetResult } from './result.ts';
 import { figureOf, NOISE_SPREADS } from './verdict.ts';
 
 export function renderJson(report: RunReport): string {
@@ -33,7 +33,7 @@ export function goalFigures(goal: Target[], servers: ServerRun[]): string {
 export function renderReport(report: RunReport): string {
   const { load } = report;
   const lines = [
-    bold(`Exercise ${report.exercise.id} · ${report.exercise.title}`),
+    bold(report.exercise.id === MEASURED_SERVICE_ID ? `Service · ${report.exercise.title}` : `Exercise ${report.exercise.id} · ${report.exercise.title}`),
     dim(
       `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
         `${measuredFor(report)} · ${report.startedAt}`,

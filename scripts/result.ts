@@ -186,6 +186,9 @@ export interface ServerVerdict {
   expectedToFail?: { why: string; problem: string; rejected: boolean };
 }
 
+/** The id a `workshop measure` run reports under: a team's own service, not an exercise. */
+export const MEASURED_SERVICE_ID = 'measure';
+
 export interface RunReport {
   exercise: { id: string; title: string };
   node: string;

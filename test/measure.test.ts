@@ -19,7 +19,8 @@ function git(...args: string[]): void {
 
 /** `npx workshop measure` on the copy's config: the report as JSON, and the exit code. */
 function measure(): { code: number | null; report: RunReport; stderr: string } {
-  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'workshop.js'), 'measure', 'measure.config.ts', '--json'], { cwd: repo(), encoding: 'utf8', timeout: 60_000 });
+  // As docs/measure.md prints it: npx finds the command in node_modules/.bin (--no: never download one).
+  const result = spawnSync('npx', ['--no', 'workshop', 'measure', 'measure.config.ts', '--json'], { cwd: repo(), encoding: 'utf8', timeout: 60_000 });
   if (!result.stdout.trim()) throw new Error(`workshop measure printed no report (exit code ${result.status}):\n${result.stderr}`);
   return { code: result.status, report: JSON.parse(result.stdout) as RunReport, stderr: result.stderr };
 }
@@ -30,8 +31,9 @@ describe('workshop measure on the sample service', () => {
     for (const file of ['app.js', 'measure.config.ts']) copyFileSync(path.join(SAMPLE, file), path.join(repo(), file));
     writeFileSync(path.join(repo(), 'package.json'), JSON.stringify({ name: 'quotes', private: true, type: 'module' }));
     // hot-path installed beside the service, as `npm install --save-dev` would leave it.
-    mkdirSync(path.join(repo(), 'node_modules'));
+    mkdirSync(path.join(repo(), 'node_modules', '.bin'), { recursive: true });
     symlinkSync(ROOT, path.join(repo(), 'node_modules', 'hot-path'));
+    symlinkSync('../hot-path/bin/workshop.js', path.join(repo(), 'node_modules', '.bin', 'workshop'));
     writeFileSync(path.join(repo(), '.gitignore'), 'node_modules\n');
     git('init', '--quiet');
     git('add', '.');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bar, signedPercent } from '../scripts/format.ts';
 import { goalFigures, rampSection, renderJson, renderReport } from '../scripts/report.ts';
 import type { RampStep } from '../scripts/result.ts';
-import type { RunReport } from '../scripts/result.ts';
+import { MEASURED_SERVICE_ID, type RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
 import { heapGrowth } from '../scripts/metrics/heap-growth.ts';
 import { minorGcShare } from '../scripts/metrics/minor-gc-share.ts';
@@ -22,6 +22,13 @@ function sampleReport(): RunReport {
 }
 
 describe('report', () => {
+  it('heads an exercise by its id and title, and a service measured with `workshop measure` as a service', () => {
+    const report = sampleReport();
+    expect(renderReport(report).replace(/\x1b\[[0-9;]*m/g, '')).toMatch(new RegExp(`^Exercise ${report.exercise.id} · `));
+    const service = { ...report, exercise: { id: MEASURED_SERVICE_ID, title: 'quotes, GET /quote' } };
+    expect(renderReport(service).replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/^Service · quotes, GET \/quote\n/);
+  });
+
   it('names the Node flags each server ran with, and only when one did', () => {
     const report = sampleReport();
     expect(renderReport(report)).not.toContain('Node flags');

@@ -12,7 +12,7 @@ import type { ExerciseManifest } from '../manifest.ts';
 import { ANY_2XX, validateMeasure, type MeasureConfig } from '../measure-config.ts';
 import { runBenchRepeated } from '../repeat.ts';
 import { renderJson, renderReport } from '../report.ts';
-import type { RunReport } from '../result.ts';
+import { MEASURED_SERVICE_ID, type RunReport } from '../result.ts';
 import { UsageError } from '../usage-error.ts';
 
 export interface MeasureOptions {
@@ -34,7 +34,7 @@ export async function loadMeasureConfig(file: string): Promise<MeasureConfig> {
 /** The config as the manifest the harness runs: the baseline in the shipped server's role, the service in the trainee's. */
 export function measuredManifest(config: MeasureConfig): ExerciseManifest {
   return {
-    id: 'measure',
+    id: MEASURED_SERVICE_ID,
     title: config.name,
     caseStudy: { company: '', article: '', source: '' },
     serverFile: '',
