@@ -37,6 +37,10 @@ describe('services', () => {
       await s3Client(bucket).send(new PutObjectCommand({ Bucket: bucket.bucket, Key: key, Body: 'x' }));
       return Date.now() - from;
     };
+    // Only with the harness's token: a server under test gets the endpoint and its bucket, never the token.
+    const asked = await fetch(`${s3.endpoint}/_hotpath/at-once?bucket=${second.contexts.get(s3Wanted)!.bucket}`, { method: 'POST' });
+    expect(asked.status).toBe(403);
+    expect(Object.values(first.env)).not.toContain(s3.control);
     await answerAtOnce(s3);
     expect(await timed(second.contexts.get(s3Wanted)!, 'b/1.txt')).toBeGreaterThanOrEqual(LATENCY_MS);
     expect(await timed(s3, 'a/2.txt')).toBeLessThan(LATENCY_MS);

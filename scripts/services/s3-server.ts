@@ -2,13 +2,15 @@
 // S3_LATENCY_MS delays every request before s3rver sees it, as a round trip to a remote region would,
 // so upload queues form at the rates a workshop machine reaches. The data lives in S3_DIRECTORY.
 // POST /_hotpath/at-once?bucket=B drops the delay for one bucket: once its server's load is over, the
-// checks wait for the backlog to arrive, not for it to drain at the region's pace.
+// checks wait for the backlog to arrive, not for it to drain at the region's pace. Only the harness may:
+// the request must carry S3_CONTROL_TOKEN, which the servers under test are never given.
 import http from 'node:http';
 import S3rver from 's3rver';
 
 const port = Number(process.env.PORT ?? 0);
 const directory = process.env.S3_DIRECTORY;
 const latencyMs = Number(process.env.S3_LATENCY_MS ?? 0);
+const controlToken = process.env.S3_CONTROL_TOKEN;
 if (!directory) throw new Error('S3_DIRECTORY must name the folder for the data');
 
 const s3rver = new S3rver({ directory, silent: true, resetOnClose: false });
@@ -49,7 +51,9 @@ const server = http.createServer((req, res) => {
     return;
   }
   if (req.method === 'POST' && req.url?.startsWith('/_hotpath/at-once?')) {
-    atOnce.add(new URLSearchParams(req.url.split('?')[1]).get('bucket') ?? '');
+    const allowed = Boolean(controlToken) && req.headers['x-hotpath-control'] === controlToken;
+    if (allowed) atOnce.add(new URLSearchParams(req.url.split('?')[1]).get('bucket') ?? '');
+    res.statusCode = allowed ? 200 : 403;
     res.end();
     return;
   }

@@ -1,5 +1,6 @@
 // The S3 service: a real s3rver in its own process, a fresh bucket per server run, and the client calls
 // the correctness probes use to look inside the bucket.
+import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startServer, type RunningServer } from '../server-process.ts';
 import { defineService, type Service, type StartedService } from '../service.ts';
@@ -12,6 +13,8 @@ const REGION = 'us-east-1';
 export interface S3Context {
   endpoint: string;
   bucket: string;
+  /** What the harness's probes send to switch the delay off (answerAtOnce); the servers never get it. */
+  control: string;
 }
 
 export interface S3Options {
@@ -26,16 +29,17 @@ export function s3Service(options: S3Options = {}): Service<S3Context> {
 }
 
 async function startS3(directory: string, options: S3Options): Promise<StartedService<S3Context>> {
+  const control = randomUUID();
   const server: RunningServer = await startServer(S3_SERVER, {
     port: options.port,
-    env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0) },
+    env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0), S3_CONTROL_TOKEN: control },
   });
   const endpoint = server.url;
   let buckets = 0;
   return {
     // A new, empty bucket for the next server, and the environment that points the server at it.
     async prepare() {
-      const context = { endpoint, bucket: `tasks-${++buckets}` };
+      const context = { endpoint, bucket: `tasks-${++buckets}`, control };
       await s3Client(context).send(new CreateBucketCommand({ Bucket: context.bucket }));
       const env = {
         S3_ENDPOINT: endpoint,
@@ -89,7 +93,11 @@ async function listOnce(context: S3Context): Promise<string[]> {
 
 /** Drops the service's delay for this bucket, for good: its server's load is over (s3-server.ts). */
 export async function answerAtOnce(context: S3Context): Promise<void> {
-  const response = await fetch(`${context.endpoint}/_hotpath/at-once?bucket=${encodeURIComponent(context.bucket)}`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+  const response = await fetch(`${context.endpoint}/_hotpath/at-once?bucket=${encodeURIComponent(context.bucket)}`, {
+    method: 'POST',
+    headers: { 'x-hotpath-control': context.control },
+    signal: AbortSignal.timeout(5000),
+  });
   if (!response.ok) throw new Error(`the S3 service refused to drop its delay: ${response.status}`);
 }
 
