@@ -35,7 +35,7 @@ export function renderReport(report: RunReport): string {
   const lines = [
     bold(report.exercise.id === MEASURED_SERVICE_ID ? `Service · ${report.exercise.title}` : `Exercise ${report.exercise.id} · ${report.exercise.title}`),
     dim(
-      `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${load.connections} connections · ` +
+      `Node ${report.node} · ${load.method ?? 'GET'} ${load.path} · ${connectionsFor(report)} connections · ` +
         `${measuredFor(report)} · ${report.startedAt}`,
     ),
     ...nodeFlagsLine(report.servers),
@@ -350,6 +350,12 @@ function rampedFor(report: RunReport): string | undefined {
 }
 
 /** "2 s warm-up + 7 rounds of 1 s turns (at most 7)": how the servers of a report were loaded. */
+/** The connections the servers were loaded with: turns may set their own (LoadProfile.turns.connections). */
+export function connectionsFor(report: RunReport): number {
+  const { load } = report;
+  return (report.turns && load.turns && load.turns.connections) || load.connections;
+}
+
 export function measuredFor(report: RunReport): string {
   const { load } = report;
   return `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? turnsFor(report) ?? `${load.durationSeconds} s measured`}`;

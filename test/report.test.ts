@@ -22,6 +22,15 @@ function sampleReport(): RunReport {
 }
 
 describe('report', () => {
+  it('names the connections the servers were loaded with: the turns\' own when they set them', () => {
+    const report = sampleReport();
+    const head = (r: RunReport) => renderReport(r).replace(/\x1b\[[0-9;]*m/g, '').split('\n')[1]!;
+    const turns = { rounds: 4, seconds: 1, maxRounds: 11 };
+    expect(head({ ...report, load: { ...report.load, connections: 60 } })).toContain(' · 60 connections · ');
+    expect(head({ ...report, turns, load: { ...report.load, connections: 60, turns: { connections: 80 } } })).toContain(' · 80 connections · ');
+    expect(head({ ...report, turns, load: { ...report.load, connections: 60, turns: {} } })).toContain(' · 60 connections · ');
+  });
+
   it('heads an exercise by its id and title, and a service measured with `workshop measure` as a service', () => {
     const report = sampleReport();
     expect(renderReport(report).replace(/\x1b\[[0-9;]*m/g, '')).toMatch(new RegExp(`^Exercise ${report.exercise.id} · `));

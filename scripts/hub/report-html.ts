@@ -3,7 +3,7 @@
 // them. Every string from the report is escaped: labels, titles and failures can carry a server's output.
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
-import { intervalText, measuredFor } from '../report.ts';
+import { connectionsFor, intervalText, measuredFor } from '../report.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
@@ -12,7 +12,7 @@ export function renderReportHtml(report: RunReport): string {
   const parts = [
     `<div class="hp-report" data-pass="${report.pass}">`,
     `<p class="hp-report-meta">Exercise ${e(report.exercise.id)} · Node ${e(report.node)} · ${e(load.method ?? 'GET')} ${e(load.path)} · ` +
-      `${e(load.connections)} connections · ${e(measured)}</p>`,
+      `${e(connectionsFor(report))} connections · ${e(measured)}</p>`,
     figuresTable(report.servers),
   ];
   if (report.verdicts.length > 0) {
