@@ -349,13 +349,13 @@ function rampedFor(report: RunReport): string | undefined {
   return ramp ? `a ramp from ${integer(ramp.from)} to ${integer(ramp.to)} req/s offered` : undefined;
 }
 
-/** "2 s warm-up + 7 rounds of 1 s turns (at most 7)": how the servers of a report were loaded. */
 /** The connections the servers were loaded with: turns may set their own (LoadProfile.turns.connections). */
 export function connectionsFor(report: RunReport): number {
   const { load } = report;
   return (report.turns && load.turns && load.turns.connections) || load.connections;
 }
 
+/** "2 s warm-up + 7 rounds of 1 s turns (at most 7)": how the servers of a report were loaded. */
 export function measuredFor(report: RunReport): string {
   const { load } = report;
   return `${load.warmupSeconds} s warm-up + ${rampedFor(report) ?? soakedFor(report) ?? turnsFor(report) ?? `${load.durationSeconds} s measured`}`;
