@@ -408,8 +408,8 @@ export default defineExercise({
     connections: 60,
     warmupSeconds: 1,
     durationSeconds: 6,
-    // The verdict's turns at 80: at 60, the bank's 20 ms caps a fixed worker at 3,000 tasks/s, close to what
-    // the shipped logger reaches on Node 22 and later (see the solution's README). The doctor keeps 60.
+    // The verdict's turns at 80: at 60, the bank's 20 ms caps any worker at 3,000 tasks/s, close to what the
+    // shipped server reaches on Node 22 and later (see the solution's README). The doctor keeps 60.
     turns: { connections: 80 },
   },
   check,
