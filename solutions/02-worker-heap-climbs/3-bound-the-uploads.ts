@@ -28,7 +28,7 @@ async function compress(trace: NetworkTrace): Promise<string> {
 }
 
 // At most this many uploads at once: enough to keep S3 busy, few enough that their payloads stay small.
-const UPLOAD_SLOTS = 128;
+const UPLOAD_SLOTS = 256;
 let uploadsRunning = 0;
 const waitingForSlot: Array<() => void> = [];
 

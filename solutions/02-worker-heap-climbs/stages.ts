@@ -28,7 +28,7 @@ export default defineSolution({
       file: '3-bound-the-uploads.ts',
       title: 'bound the uploads',
       changes:
-        "Keeps stage 2's agent and bounds the uploads: at most 128 run at once, and a task waits for a free slot before it answers.",
+        "Keeps stage 2's agent and bounds the uploads: at most 256 run at once, and a task waits for a free slot before it answers.",
       targets: [
         { metric: heapGrowth, against: 'broken', atMost: 0.2 },
         { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
@@ -50,10 +50,10 @@ export default defineSolution({
     why: "each task's trace is serialized, base64-encoded and sent through the S3 client on the main thread: CPU work the job needs, in turns of tens of ms; the memory no longer grows" },
   hints: [
     'Watch the heap, not the req/s: `npm run workshop -- run 02 --load` prints heap growth in MB/s over the measured phase. A steady worker grows ~0 MB/s. What does this one keep that it has finished with?',
-    "Read `active resources (peak)` in the same table: thousands of `Timeout`s for a worker that runs 30 tasks at once, and after the load, payloads keep arriving in the bucket for seconds. Each S3 request the client has not finished keeps a timer. So uploads are waiting. Why would an upload wait, when S3 answers every request in about 200 ms?",
+    "Read `active resources (peak)` in the same table: thousands of `Timeout`s for a worker that runs 30 tasks at once, and after the load, payloads keep arriving in the bucket for seconds. Each S3 request the client has not finished keeps a timer. So uploads are waiting. Why would an upload wait, when S3 answers every request in about 500 ms?",
     "The growth is work left over after each answer. Which call in the route is neither awaited nor bounded? `@typescript-eslint/no-floating-promises` would flag it; Plaid found theirs by searching for the places where that rule was switched off. Each of those calls holds its task's trace and its compressed payload on the heap until it is done: count how many are still pending when the load stops.",
-    "The pending uploads are not slow to compress; they are waiting for a socket. ~400 tasks a second at 200 ms per upload need ~80 uploads in flight (rate x time). Node's own agent has no socket limit, but the AWS SDK's HTTP handler (v3, like the v2 client in the article) allows 50 sockets per host. What happens to the 51st upload, and to the payload it holds?",
-    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. That was Plaid's fix. Do not simply await each upload before answering: that stops the growth too, but makes every task 200 ms longer (~0.3x the shipped server's tasks/s, which misses the target).",
-    'The upload still floats: if S3 slows down, the pile comes back. Bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots (128, say), and a task waits for a free slot before it answers. Every payload must still be uploaded.',
+    "The pending uploads are not slow to compress; they are waiting for a socket. ~300 tasks a second at 500 ms per upload need ~150 uploads in flight (rate x time). Node's own agent has no socket limit, but the AWS SDK's HTTP handler (v3, like the v2 client in the article) allows 50 sockets per host. What happens to the 51st upload, and to the payload it holds?",
+    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. That was Plaid's fix. Do not simply await each upload before answering: that stops the growth too, but makes every task 500 ms longer (well under 0.4x the shipped server's tasks/s, which misses the target).",
+    'The upload still floats: if S3 slows down, the pile comes back. Bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots (256, say), and a task waits for a free slot before it answers. Every payload must still be uploaded.',
   ],
 });
