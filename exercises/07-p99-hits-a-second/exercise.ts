@@ -226,7 +226,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: latencyP99, against: 'broken', atMost: 0.1 },
+    { metric: latencyP99, against: 'broken', atMost: 0.15 },
     { metric: pendingLookups, against: 'broken', atMost: 0.05 },
   ],
 });
