@@ -1,4 +1,4 @@
-// Wrong: once it has made 500 decisions it sheds every other request with a small error body, sent with
+// Wrong: once it has made 100 decisions it sheds every other request with a small error body, sent with
 // status 200 so that the load generator counts it as answered.
 // under-load: not the decision {experiment: "checkout-button", user: "u-42"
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
@@ -53,7 +53,7 @@ let decided = 0;
 
 app.get('/decide', async (req, res) => {
   const started = performance.now();
-  if (++decided > 500 && decided % 2 === 0) {
+  if (++decided > 100 && decided % 2 === 0) {
     res.json({ error: 'busy, try again' });
     return;
   }

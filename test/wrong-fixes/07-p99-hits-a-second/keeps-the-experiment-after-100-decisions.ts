@@ -1,4 +1,4 @@
-// Wrong: once it has made 500 decisions it keeps each experiment as the registry last sent it, "warm"
+// Wrong: once it has made 100 decisions it keeps each experiment as the registry last sent it, "warm"
 // enough by then; a ramp-up in the registry never reaches the decisions after that.
 // under-load: the decision follows the experiment's current allocation
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
@@ -60,7 +60,7 @@ app.get('/decide', async (req, res) => {
     res.status(400).json({ error: 'experiment and user are required' });
     return;
   }
-  const experiment = ++decided > 500 && kept.has(experimentName) ? kept.get(experimentName) : await getExperiment(experimentName);
+  const experiment = ++decided > 100 && kept.has(experimentName) ? kept.get(experimentName) : await getExperiment(experimentName);
   kept.set(experimentName, experiment);
   metrics.timing('registry_ms', performance.now() - started);
   if (!experiment) {
