@@ -30,7 +30,8 @@ export default defineConfig({
           ...oneAtATime,
           name: 'measure',
           include: MEASURE,
-          // Only wrong-fixes.test.ts runs tests concurrently: known-wrong fixes, not judged on speed.
+          // Only wrong-fixes.test.ts runs tests concurrently: known-wrong fixes, not judged on speed. It
+          // caps how many of them are loaded at once itself.
           maxConcurrency: 8,
           sequence: { groupOrder: 2 },
         },

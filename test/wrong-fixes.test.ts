@@ -2,9 +2,10 @@
 // must trip (`// probe: ...` before any load, `// under-load: ...` for what the load receives or the probe
 // finds after it, `// after-load: ...` for what only shows after work), and is rejected for that reason.
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
-// uploads, metrics, a moved DNS record): they run eight at a time (maxConcurrency in vitest.config.ts),
-// each with services of its own. At twelve, 09's memoized-after-100-requests got too few requests to
-// memoize and passed.
+// uploads, metrics, a moved DNS record): they run several at a time, each with services of its own. The
+// ones put under load must each get enough requests to change or to fall behind: on a slower machine,
+// eight loaded at once left 08's fire-and-forget too few to pile up, so at most three are loaded at once
+// while the ones judged by the probe alone fill the rest (maxConcurrency in vitest.config.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +19,25 @@ import { shippedAsMine, TEST_DIR } from './helpers.ts';
 const exercises = await loadAllExercises();
 
 const TAGS = ['probe', 'under-load', 'after-load'] as const;
+
+/** Runs `work` once one of `count` slots is free: a cap on how many of these tests run at once. */
+function slots(count: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let free = count;
+  const waiting: Array<() => void> = [];
+  return async (work) => {
+    if (free === 0) await new Promise<void>((resolve) => waiting.push(resolve));
+    else free -= 1;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+    }
+  };
+}
+const probed = slots(5);
+const loaded = slots(3);
 
 function wrongFixes(id: string): string[] {
   const dir = path.join(TEST_DIR, 'wrong-fixes', id);
@@ -55,13 +75,13 @@ for (const exercise of exercises) {
     it.for(files.map((file) => [path.basename(file, '.ts'), file] as const))('%s is rejected for its named reason', { timeout: 120_000 }, async ([, file]) => {
       const [tag, reason] = tagOf(file)!;
       if (tag === 'probe') {
-        const [server] = (await runBench(exercise, [wrongSpec(file)], { checkOnly: true })).servers;
+        const [server] = (await probed(() => runBench(exercise, [wrongSpec(file)], { checkOnly: true }))).servers;
         expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
         expect(server!.check?.ok, 'passed the correctness probe').toBe(false);
         expect(server!.check!.failures.join('\n')).toContain(reason);
         return;
       }
-      const [server] = (await runBench(brief, [wrongSpec(file)], { judge: false })).servers;
+      const [server] = (await loaded(() => runBench(brief, [wrongSpec(file)], { judge: false }))).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
       expect(server!.check?.ok, `should pass the probe before the load: ${server!.check?.failures.join('; ')}`).toBe(true);
       if (tag === 'under-load') {
