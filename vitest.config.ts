@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 // Three groups, one after another. Files that put no load on the machine run two at a time; the tests
 // that load servers but hold nothing to a threshold another load could tip (a verdict far from it, a
-// contract, a cancel, a soak to its crash, a profiler) three at a time. The measurements (the author
-// check, the known-wrong fixes, the browser demo, the real ramp's knee, kept throughput, a soak whose pace
-// must fall, `workshop measure` on the sample service, Artillery beside autocannon) run one at a time.
+// contract, a cancel, a soak to its crash, a profiler, the browser tests, whose live demo is judged
+// PASS or FAIL by the author check, not by them) three at a time. The measurements (the author check, the
+// known-wrong fixes, the real ramp's knee, kept throughput, a soak whose pace must fall, `workshop
+// measure` on the sample service, Artillery beside autocannon) run one at a time.
 // `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
@@ -12,7 +13,7 @@ const QUIET = files(
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
   'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
 );
-const MEASURE = files('author', 'wrong-fixes', 'hub.e2e', 'ramp', 'fresh-copy', 'soak-pace', 'diagnosis', 'measure', 'artillery');
+const MEASURE = files('author', 'wrong-fixes', 'ramp', 'fresh-copy', 'soak-pace', 'diagnosis', 'measure', 'artillery');
 
 const shared = { pool: 'forks' as const, testTimeout: 180_000, hookTimeout: 60_000 };
 const oneAtATime = { fileParallelism: false, maxWorkers: 1 };
