@@ -206,7 +206,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: heapGrowth, against: 'broken', atMost: 0.2 },
+    { metric: heapGrowth, against: 'broken', atMost: 0.4 },
     { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
   ],
 });
