@@ -123,7 +123,10 @@ function events(id: string, options: { lastEventId?: number; stop?: (e: SseEvent
   return { done, abort: () => req.destroy() };
 }
 
-/** Live processes whose command line contains `child` and whose parent's contains `parent`, from /proc. */
+/**
+ * Live processes whose command line contains `child` and whose parent's contains `parent`, the parent
+ * started by this test process (its hubs run in process), from /proc: the browser tests' hub runs beside.
+ */
 function processes(child: string, parent: string): number[] {
   const cmdline = (pid: string) => {
     try {
@@ -140,7 +143,7 @@ function processes(child: string, parent: string): number[] {
     }
   };
   return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p) && cmdline(p).includes(child) && cmdline(parentOf(p)).includes(parent))
+    .filter((p) => /^\d+$/.test(p) && cmdline(p).includes(child) && cmdline(parentOf(p)).includes(parent) && parentOf(parentOf(p)) === String(process.pid))
     .map(Number)
     .filter((pid) => isAlive(pid));
 }
