@@ -8,8 +8,8 @@
 // - the differential flame graph of the two is a self-contained page; for 04 the collector's share falls,
 //   and for 01, through `profile --diff` itself, the shipped server against stage 1, the time per answer
 //   under the `after` listener's emit shrinks by more than 90%.
-// About four minutes, so it is not part of `npm test` (where it is skipped): CI runs it on Node 20 (the
-// shipped servers only, HOTPATH_DIAGNOSIS_SHIPPED_ONLY=1) and on Node 24 (all), and by hand:
+// About four minutes, so it is not part of `npm test` (where it is skipped): CI runs it on Node 24 for the
+// shipped servers only (HOTPATH_DIAGNOSIS_SHIPPED_ONLY=1), and all of it by hand on each version:
 //   npm run test:diagnosis                                      (this Node)
 //   scripts/with-node.sh 24.22.3 npm run test:diagnosis         (Node 24)
 // Under load like the author check: run it alone, under the shared lock.
