@@ -66,8 +66,11 @@ export const THRESHOLDS = {
   risingBy: 50,
   /** Collections at least this share of wall time. */
   gcShare: 0.2,
-  /** All the server's processes together using less than this much of a core while the load keeps requests in flight. */
-  waitingCoresBelow: 0.5,
+  /**
+   * All the server's processes together using less than this much of a core while the load keeps requests
+   * in flight. Not 0.5: where system calls cost more, a server waiting on DNS used more than half a core (docs/doctor.md).
+   */
+  waitingCoresBelow: 0.75,
 };
 
 export function figuresOf(o: Observation): DoctorFigures {
