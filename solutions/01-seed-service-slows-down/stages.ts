@@ -33,7 +33,7 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Most of the time, over four fifths of the samples here on Node 20 and 24, is not under the /seed/v1 route but under `emit` (node:events): the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), about half of all samples, and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
+      "Most of the time, three quarters to four fifths of the samples here on Node 20 and 24, is not under the /seed/v1 route but under `emit` (node:events): the anonymous `after` listener that `attachAfterEvent` adds (line 23 of the shipped file), run once per listener for every response. Inside it, `sha512Hex` hashes the body (crypto's `update` and `digest`), about half of all samples, and the listener's own time is `JSON.stringify` serializing that body again. Once fixed, the listener runs once per response and is a sliver of the graph.",
     // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "emit", file: "node:events", atLeast: 0.55 },

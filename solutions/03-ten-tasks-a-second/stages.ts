@@ -23,7 +23,7 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "A task that waits 20 ms on the bank takes seconds. Between a seventh and a quarter of the samples are in bfj's streamify (`node_modules/bfj/`), and between a quarter and a half in `node:zlib`, with `processChunk` at the top of zlib's stacks (the more, the slower the machine's round trips to the thread pool); `(idle)`, a sixth to a third (the loop waiting, the server's start and exit included), is most of the rest. bfj hands the deflate stream thousands of tiny chunks per task, and each one goes through the stream machinery to the thread pool and back before the next: the task's time goes to those round trips, chunk after chunk.",
+      "A task that waits 20 ms on the bank takes seconds. Between an eighth and a quarter of the samples are in bfj's streamify (`node_modules/bfj/`), and between a quarter and a little over half in `node:zlib`, with `processChunk` at the top of zlib's stacks (the more, the slower the machine's round trips to the thread pool); `(idle)`, a sixth to a third (the loop waiting, the server's start and exit included), is most of the rest. bfj hands the deflate stream thousands of tiny chunks per task, and each one goes through the stream machinery to the thread pool and back before the next: the task's time goes to those round trips, chunk after chunk.",
     // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "(idle)", atLeast: 0.12 },

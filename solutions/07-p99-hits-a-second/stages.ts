@@ -34,7 +34,7 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Read what is missing: about four fifths of the samples are `(idle)` while p99 is a second, so requests wait on something other than the CPU. Search for `sendStat`: hot-shots' `Client.sendStat` runs for every metric, four per request, a few percent of the samples; what each send starts and waits for does not show as CPU. A profile shows work being started, not the wait; the probe's async resources in flight (`run 07 --load`) count what is waiting, by type.",
+      "Read what is missing: over half of the samples, up to three quarters, are `(idle)` while p99 is a second, so requests wait on something other than the CPU. Search for `sendStat`: hot-shots' `Client.sendStat` runs for every metric, four per request, a few percent of the samples; what each send starts and waits for does not show as CPU. A profile shows work being started, not the wait; the probe's async resources in flight (`run 07 --load`) count what is waiting, by type.",
     // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "(idle)", atLeast: 0.5 },

@@ -20,7 +20,7 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Its finding is an absence. Over four fifths of the samples are `(idle)`, and mqtt.js (`node_modules/mqtt`) takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send with a timer around the await, as the README's step 3 shows.",
+      "Its finding is an absence. About four fifths of the samples are `(idle)`, and mqtt.js (`node_modules/mqtt`) takes a few percent, yet p99 is hundreds of milliseconds. Each request waits for its own broker acknowledgement, one at a time per connection, and waiting on I/O costs no CPU, so no frame grows with it: time the send with a timer around the await, as the README's step 3 shows.",
     // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "(idle)", atLeast: 0.55 },

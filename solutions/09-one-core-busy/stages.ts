@@ -16,7 +16,7 @@ export default defineSolution({
   ],
   profile: {
     lookFor:
-      "Nearly every sample, over nine tenths here, is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).",
+      "Nearly every sample, four fifths to nine tenths here, is in `fibonacci` (server.ts), called from the route handler: the process is busy computing, not waiting, and no frame is wasted work. What a profile cannot show is the core that sits idle: compare the busy time with `top` during the load (press 1 for one line per core).",
     // Checked by test/diagnosis.test.ts (npm run test:diagnosis), in --tool cpu on Node 20 and 24.
     frames: [
       { name: "fibonacci", atLeast: 0.6 },
