@@ -2,22 +2,26 @@
 import { parseArgs, type CommandSpec, type ParsedArgs } from './args.ts';
 import type { ServerChoice } from './bench.ts';
 import type { RampRequest } from './ramp.ts';
-import { demo } from './commands/demo.ts';
-import { hint } from './commands/hint.ts';
-import { list, nextExercise } from './commands/list.ts';
-import { measure } from './commands/measure.ts';
-import { artilleryCommand } from './commands/artillery.ts';
-import { exportLoadCommand } from './commands/export-load.ts';
-import { doctor } from './commands/doctor.ts';
-import { profile } from './commands/profile.ts';
-import { profileDiff } from './commands/profile-diff.ts';
-import { reset } from './commands/reset.ts';
-import { run } from './commands/run.ts';
-import { solution } from './commands/solution.ts';
-import { hubPortOption, start } from './commands/start.ts';
+// Each command's module is imported when it runs: `list` or `hint` need not load the load generator,
+// the profilers and the hub.
+const command = {
+  artillery: () => import('./commands/artillery.ts'),
+  demo: () => import('./commands/demo.ts'),
+  doctor: () => import('./commands/doctor.ts'),
+  exportLoad: () => import('./commands/export-load.ts'),
+  hint: () => import('./commands/hint.ts'),
+  list: () => import('./commands/list.ts'),
+  measure: () => import('./commands/measure.ts'),
+  profile: () => import('./commands/profile.ts'),
+  profileDiff: () => import('./commands/profile-diff.ts'),
+  reset: () => import('./commands/reset.ts'),
+  run: () => import('./commands/run.ts'),
+  solution: () => import('./commands/solution.ts'),
+  start: () => import('./commands/start.ts'),
+  verify: () => import('./commands/verify.ts'),
+  watch: () => import('./commands/watch.ts'),
+};
 import { parseDuration } from './soak.ts';
-import { verify } from './commands/verify.ts';
-import { watch } from './commands/watch.ts';
 import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
 import { formerIdNote } from './former-ids.ts';
 import { bold, dim, red } from './format.ts';
@@ -236,7 +240,7 @@ export function exitCodeOf(report: RunReport): number {
 
 export async function main(argv: string[]): Promise<number> {
   // Everything after `artillery` is Artillery's own arguments: not parsed here.
-  if (argv[0] === 'artillery') return artilleryCommand(argv.slice(1));
+  if (argv[0] === 'artillery') return (await command.artillery()).artilleryCommand(argv.slice(1));
   const args = parseArgs(argv, COMMANDS);
   const nodeFlags = args.flags['trace-warnings'] ? ['--trace-warnings'] : [];
   const json = args.flags.json === true;
@@ -245,9 +249,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${args.positionals[0] === 'figures' ? await figuresHelp() : helpText(args.positionals[0])}\n`);
       return 0;
     case 'list':
-      return list(await loadAllExercises());
-    case 'start':
+      return (await command.list()).list(await loadAllExercises());
+    case 'start': {
+      const { hubPortOption, start } = await command.start();
       return start(hubPortOption(args.flags.port));
+    }
     case 'run': {
       const exercise = await exerciseArg(args);
       const choice = stageChoice(args.flags.stage, exercise);
@@ -256,27 +262,28 @@ export async function main(argv: string[]): Promise<number> {
       if (ramp && soak !== undefined) throw new UsageError('--ramp and --soak are two different runs: choose one');
       const load = args.flags.load === true || soak !== undefined || ramp !== undefined;
       if (args.flags.port !== undefined && load) throw new UsageError('--port is for a server you call yourself; --load and --soak pick a free port');
-      return run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags, soak, ramp });
+      return (await command.run()).run(exercise, { choice, port: portOption(args.flags.port), load, json, nodeFlags, soak, ramp });
     }
     case 'verify':
-      return exitCodeOf(await verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs), stretch: args.flags.stretch === true }));
+      return exitCodeOf(await (await command.verify()).verify(await exerciseArg(args), { json, nodeFlags, runs: runsOption(args.flags.runs), stretch: args.flags.stretch === true }));
     case 'watch': {
       // Without an exercise: the list, then the next unsolved one (what npm start did before the hub).
       const all = args.positionals[0] ? undefined : await loadAllExercises();
+      const { list, nextExercise } = await command.list();
       if (all) list(all, { watchingNext: true });
       const exercise = all ? nextExercise(all) : await exerciseArg(args);
       if (!exercise) {
         process.stdout.write('Every exercise passed. Name one to watch it anyway: npm run workshop -- watch 01\n');
         return 0;
       }
-      return watch(exercise, nodeFlags);
+      return (await command.watch()).watch(exercise, nodeFlags);
     }
     case 'hint':
-      return hint(await exerciseArg(args));
+      return (await command.hint()).hint(await exerciseArg(args));
     case 'solution':
-      return solution(await exerciseArg(args), args.flags.force === true);
+      return (await command.solution()).solution(await exerciseArg(args), args.flags.force === true);
     case 'reset':
-      return reset(await exerciseArg(args), args.flags.yes === true);
+      return (await command.reset()).reset(await exerciseArg(args), args.flags.yes === true);
     case 'profile': {
       const exercise = await exerciseArg(args);
       const choice = stageChoice(args.flags.stage, exercise);
@@ -284,20 +291,20 @@ export async function main(argv: string[]): Promise<number> {
         if (args.flags.tool !== undefined && args.flags.tool !== 'cpu') throw new UsageError('--diff draws two --tool cpu profiles; leave out --tool');
         if (args.flags['trace-warnings'] !== undefined) throw new UsageError('--trace-warnings goes with one profile, not --diff');
         if (choice === 'broken') throw new UsageError('--diff compares the shipped server with another: --stage N, ceiling or mine (the default)');
-        return profileDiff(exercise, { after: choice });
+        return (await command.profileDiff()).profileDiff(exercise, { after: choice });
       }
-      return profile(exercise, { choice, tool: toolOption(args.flags.tool), traceWarnings: args.flags['trace-warnings'] === true });
+      return (await command.profile()).profile(exercise, { choice, tool: toolOption(args.flags.tool), traceWarnings: args.flags['trace-warnings'] === true });
     }
     case 'doctor': {
       const exercise = await exerciseArg(args);
-      return doctor(exercise, { choice: stageChoice(args.flags.stage, exercise), json });
+      return (await command.doctor()).doctor(exercise, { choice: stageChoice(args.flags.stage, exercise), json });
     }
     case 'export-load':
-      return exportLoadCommand(args);
+      return (await command.exportLoad()).exportLoadCommand(args);
     case 'measure':
-      return exitCodeOf(await measure(args.positionals[0]!, { json, runs: runsOption(args.flags.runs) }));
+      return exitCodeOf(await (await command.measure()).measure(args.positionals[0]!, { json, runs: runsOption(args.flags.runs) }));
     case 'demo':
-      return exitCodeOf(await demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) }));
+      return exitCodeOf(await (await command.demo()).demo(await exerciseArg(args), { json, runs: runsOption(args.flags.runs) }));
     default:
       throw new UsageError(`unknown command "${args.command}"`);
   }
