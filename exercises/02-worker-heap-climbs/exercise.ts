@@ -4,6 +4,7 @@ import { Expectations, fetchResponse, type CheckResult } from '../../scripts/che
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { answerAtOnce, listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
+import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
@@ -209,6 +210,7 @@ export default defineExercise({
   afterLoad,
   goal: [
     { metric: heapGrowth, against: 'broken', atMost: 0.4 },
+    { metric: timersPeak, against: 'broken', atMost: 0.4 },
     { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
   ],
 });

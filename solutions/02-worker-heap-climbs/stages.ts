@@ -4,6 +4,7 @@
 import { defineSolution } from '../../scripts/manifest.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
+import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
 
 export default defineSolution({
   stages: [
@@ -12,7 +13,12 @@ export default defineSolution({
       title: 'raise the heap limit',
       changes:
         "Only the Node flag changes: --max-old-space-size goes from the container's 1,536 MB to 6,144 MB, and the code is the shipped code.",
-      targets: [{ metric: heapGrowth, against: 'broken', atLeast: 0.4 }],
+      // Still piling up: its timers, one per upload waiting, read 0.93-1.20x the shipped server's; its heap's
+      // slope, noisier over 6 s, 0.49-1.41x (see the solution's README).
+      targets: [
+        { metric: timersPeak, against: 'broken', atLeast: 0.6 },
+        { metric: heapGrowth, against: 'broken', atLeast: 0.3 },
+      ],
     },
     {
       file: '2-size-the-agent.ts',
@@ -21,6 +27,7 @@ export default defineSolution({
         "The S3 client gets an HTTP agent with 512 sockets instead of the SDK's default 50, so uploads no longer queue in the agent with their payloads.",
       targets: [
         { metric: heapGrowth, against: 'broken', atMost: 0.4 },
+        { metric: timersPeak, against: 'broken', atMost: 0.4 },
         { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
       ],
     },
@@ -31,6 +38,7 @@ export default defineSolution({
         "Keeps stage 2's agent and bounds the uploads: at most 256 run at once, and a task waits for a free slot before it answers.",
       targets: [
         { metric: heapGrowth, against: 'broken', atMost: 0.4 },
+        { metric: timersPeak, against: 'broken', atMost: 0.4 },
         { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
       ],
     },
