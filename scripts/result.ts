@@ -97,6 +97,8 @@ export interface TurnFigures {
   runtime?: RuntimeFigures;
   /** The heap's slope within the turn, from the probe's samples (several a second with probe.sampleMs). */
   heap?: HeapTrend;
+  /** Each of the server's processes over the turn, as `processes` over the run. */
+  processes?: ProcessFigures[];
 }
 
 export interface AnswerCheck {

@@ -81,7 +81,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       const sampledFrom = server.samples.length;
       meters.get(contender)!.begin();
       const load = await oneTurn(server.url, profile, seconds, sampler);
-      meters.get(contender)!.lap();
+      const processes = meters.get(contender)!.lap();
       // One point per turn for the live charts: x is the server's seconds of turns so far.
       options.onProgress(run.label, {
         phase: 'in turns',
@@ -94,7 +94,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       const runtime = await server.snapshot();
       // The probe's samples since the reset: wallMs counts from the turn's start.
       const heap = heapTrend(server.samples.slice(sampledFrom), HEAP_WINDOW_MS);
-      (run.turns ??= []).push({ round, load, ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
+      (run.turns ??= []).push({ round, load, processes, ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
       // A server still working on the turn's abandoned requests would slow the next one's turn.
       if (profile.settleAfterWarmup) await waitUntilIdle(server);
       if (server.exit()) {

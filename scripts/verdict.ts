@@ -153,8 +153,8 @@ export function roundRatios(metric: Metric, run: ServerRun, reference: ServerRun
   for (const turn of run.turns) {
     const other = reference.turns.find((t) => t.round === turn.round);
     if (!other) continue;
-    const value = metric.read({ ...run, load: turn.load, runtime: turn.runtime, heap: turn.heap });
-    const base = metric.read({ ...reference, load: other.load, runtime: other.runtime, heap: other.heap });
+    const value = metric.read({ ...run, load: turn.load, runtime: turn.runtime, heap: turn.heap, processes: turn.processes });
+    const base = metric.read({ ...reference, load: other.load, runtime: other.runtime, heap: other.heap, processes: other.processes });
     if (value !== undefined && base !== undefined && base > 0) ratios.push(value / base);
   }
   return ratios;

@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type Target } from '../../scripts/manifest.ts';
 import { median } from '../../scripts/stats.ts';
+import { coresUsed } from '../../scripts/metrics/cores-used.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 /** The n the probe asks for: the edges of the recursion, and the n of the load. */
@@ -122,16 +123,20 @@ async function check(baseUrl: string): Promise<CheckResult> {
   return expect.result();
 }
 
+const ONE_CORE = { count: 2, why: 'on one core, no server answers more of this work than one core can do' };
+
 /**
- * Saturated throughput against the shipped server, with at least two cores for the server. The load
- * generator shares those cores, so the reference cannot reach 2x; README.md gives the figures that set 1.3x.
+ * The work spread over the cores: the CPU time of the server's processes over the turn's, against the
+ * shipped server's one core. Steadier than the answers it buys: how much two busy processes answer
+ * depends on how the host schedules its two vCPUs (README.md has the figures that set 1.35x).
  */
-export const SCALES_OUT: Target = {
-  metric: requestsPerSecond,
-  against: 'broken',
-  atLeast: 1.3,
-  needsCores: { count: 2, why: 'on one core, no server answers more of this work than one core can do' },
-};
+export const USES_THE_CORES: Target = { metric: coresUsed, against: 'broken', atLeast: 1.35, needsCores: ONE_CORE };
+
+/**
+ * Saturated throughput against the shipped server: more cores busy must answer more. The load generator
+ * shares the cores, so the reference cannot reach 2x (README.md).
+ */
+export const SCALES_OUT: Target = { metric: requestsPerSecond, against: 'broken', atLeast: 1.15, needsCores: ONE_CORE };
 
 export default defineExercise({
   id: '09-one-core-busy',
@@ -161,5 +166,5 @@ export default defineExercise({
   },
   check,
   contract,
-  goal: [SCALES_OUT],
+  goal: [USES_THE_CORES, SCALES_OUT],
 });
