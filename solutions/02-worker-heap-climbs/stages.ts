@@ -13,10 +13,10 @@ export default defineSolution({
       title: 'raise the heap limit',
       changes:
         "Only the Node flag changes: --max-old-space-size goes from the container's 1,536 MB to 6,144 MB, and the code is the shipped code.",
-      // Still piling up: its timers, one per upload waiting, read 0.93-1.20x the shipped server's; its heap's
-      // slope, noisier over 6 s, 0.49-1.41x (see the solution's README).
+      // Still piling up: its timers, one per upload waiting, read 0.77-1.20x the shipped server's; its heap's
+      // slope, noisier over 6 s, 0.49-4.0x (see the solution's README).
       targets: [
-        { metric: timersPeak, against: 'broken', atLeast: 0.6 },
+        { metric: timersPeak, against: 'broken', atLeast: 0.5 },
         { metric: heapGrowth, against: 'broken', atLeast: 0.3 },
       ],
     },
@@ -26,9 +26,9 @@ export default defineSolution({
       changes:
         "The S3 client gets an HTTP agent with 512 sockets instead of the SDK's default 50, so uploads no longer queue in the agent with their payloads.",
       targets: [
-        { metric: heapGrowth, against: 'broken', atMost: 0.4 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.6 },
         { metric: timersPeak, against: 'broken', atMost: 0.4 },
-        { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 0.35 },
       ],
     },
     {
@@ -37,9 +37,9 @@ export default defineSolution({
       changes:
         "Keeps stage 2's agent and bounds the uploads: at most 256 run at once, and a task waits for a free slot before it answers.",
       targets: [
-        { metric: heapGrowth, against: 'broken', atMost: 0.4 },
+        { metric: heapGrowth, against: 'broken', atMost: 0.6 },
         { metric: timersPeak, against: 'broken', atMost: 0.4 },
-        { metric: requestsPerSecond, against: 'broken', atLeast: 0.4 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 0.35 },
       ],
     },
   ],
@@ -61,7 +61,7 @@ export default defineSolution({
     "Read `active resources (peak)` in the same table: thousands of `Timeout`s for a worker that runs 30 tasks at once, and after the load, payloads keep arriving in the bucket for seconds. Each S3 request the client has not finished keeps a timer. So uploads are waiting. Why would an upload wait, when S3 answers every request in about 500 ms?",
     "The growth is work left over after each answer. Which call in the route is neither awaited nor bounded? `@typescript-eslint/no-floating-promises` would flag it; Plaid found theirs by searching for the places where that rule was switched off. Each of those calls holds its task's trace and its compressed payload on the heap until it is done: count how many are still pending when the load stops.",
     "The pending uploads are not slow to compress; they are waiting for a socket. ~300 tasks a second at 500 ms per upload need ~150 uploads in flight (rate x time). Node's own agent has no socket limit, but the AWS SDK's HTTP handler (v3, like the v2 client in the article) allows 50 sockets per host. What happens to the 51st upload, and to the payload it holds?",
-    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. That was Plaid's fix. Do not simply await each upload before answering: that stops the growth too, but makes every task 500 ms longer (well under 0.4x the shipped server's tasks/s, which misses the target).",
+    "Give the S3 client an agent sized for the work: `requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 } }`. That was Plaid's fix. Do not simply await each upload before answering: that stops the growth too, but makes every task 500 ms longer (30 connections then answer at most 60 tasks a second, under 0.35x the shipped server's, which misses the target).",
     'The upload still floats: if S3 slows down, the pile comes back. Bound the uploads themselves, so a slow S3 slows the worker instead of filling its heap: a fixed number of upload slots (256, say), and a task waits for a free slot before it answers. Every payload must still be uploaded.',
   ],
 });
