@@ -415,5 +415,5 @@ export default defineExercise({
   check,
   contract,
   afterLoad,
-  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.4 }],
+  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.5 }],
 });
