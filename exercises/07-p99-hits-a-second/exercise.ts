@@ -226,7 +226,7 @@ export default defineExercise({
   contract,
   afterLoad,
   goal: [
-    { metric: latencyP99, against: 'broken', atMost: 0.15 },
+    { metric: latencyP99, against: 'broken', atMost: 0.25 },
     { metric: pendingLookups, against: 'broken', atMost: 0.05 },
   ],
 });

@@ -15,7 +15,7 @@ export default defineSolution({
       // Fast but wrong: held to "fast" loosely, so one slow round of a stage shown for its rejection does not
       // keep every server in turns for three more rounds (see the solution's README).
       targets: [
-        { metric: latencyP99, against: 'broken', atMost: 0.25 },
+        { metric: latencyP99, against: 'broken', atMost: 0.3 },
         { metric: pendingLookups, against: 'broken', atMost: 0.05 },
       ],
       expectedToFail: {
@@ -29,7 +29,7 @@ export default defineSolution({
       changes:
         "One cacheable-lookup for the process, asking the platform's DNS server and keeping each answer for its TTL, is given to the StatsD client's UDP socket (`udpSocketOptions.lookup`) and to the registry's HTTP agent (`install`).",
       targets: [
-        { metric: latencyP99, against: 'broken', atMost: 0.15 },
+        { metric: latencyP99, against: 'broken', atMost: 0.25 },
         { metric: pendingLookups, against: 'broken', atMost: 0.05 },
       ],
     },
