@@ -2,6 +2,20 @@
 import { parseArgs, type CommandSpec, type ParsedArgs } from './args.ts';
 import type { ServerChoice } from './bench.ts';
 import type { RampRequest } from './ramp.ts';
+import { parseDuration } from './soak.ts';
+import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
+import { formerIdNote } from './former-ids.ts';
+import { bold, dim, red } from './format.ts';
+import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
+import { removeServiceDataNow } from './services/index.ts';
+import { TOOLS, type ProfileTool } from './profile/tools.ts';
+import { nearest } from './suggest.ts';
+import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
+import type { RunReport } from './result.ts';
+import { UsageError } from './usage-error.ts';
+import { shippedMetrics } from './shipped-metrics.ts';
+import { figureMeanings } from './verdict.ts';
+
 // Each command's module is imported when it runs: `list` or `hint` need not load the load generator,
 // the profilers and the hub.
 const command = {
@@ -21,19 +35,6 @@ const command = {
   verify: () => import('./commands/verify.ts'),
   watch: () => import('./commands/watch.ts'),
 };
-import { parseDuration } from './soak.ts';
-import { loadAllExercises, loadExercise, resolveExerciseId, type Exercise } from './exercises.ts';
-import { formerIdNote } from './former-ids.ts';
-import { bold, dim, red } from './format.ts';
-import { ServerStartError, killAllNow, stopAll } from './server-process.ts';
-import { removeServiceDataNow } from './services/index.ts';
-import { TOOLS, type ProfileTool } from './profile/tools.ts';
-import { nearest } from './suggest.ts';
-import { hasInterruptHooks, runInterruptHooks } from './interrupt.ts';
-import type { RunReport } from './result.ts';
-import { UsageError } from './usage-error.ts';
-import { shippedMetrics } from './shipped-metrics.ts';
-import { figureMeanings } from './verdict.ts';
 
 const JSON_FLAG = { json: { description: 'print the result as JSON on stdout (progress stays on stderr)' } };
 const RUNS_FLAG = {
