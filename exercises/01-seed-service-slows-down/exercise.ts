@@ -124,5 +124,5 @@ export default defineExercise({
   ceilingCheck,
   contract,
   ceilingContract,
-  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 30 }],
+  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 20 }],
 });
