@@ -1,4 +1,4 @@
-// Wrong: once it has served 100 requests it sheds every other task with an error body, sent with status
+// Wrong: once it has served 20 requests it sheds every other task with an error body, sent with status
 // 200 so that the load generator counts it as answered. The probe, which comes first, never sees one.
 // under-load: a task without a seed reports the seed it drew
 import { randomInt } from 'node:crypto';
@@ -36,7 +36,7 @@ server.get('/tasks/run', async (req, res) => {
     res.send(400, { message: 'seed must be an integer from 0 to 2^32 - 1' });
     return;
   }
-  if (++served > 100 && served % 2 === 0) {
+  if (++served > 20 && served % 2 === 0) {
     res.send({ message: 'busy, try again later' });
     return;
   }

@@ -1,4 +1,4 @@
-// Wrong: once it has run 100 tasks, it stops compressing the trace and sends an empty debug payload: the
+// Wrong: once it has run 20 tasks, it stops compressing the trace and sends an empty debug payload: the
 // engineers cannot replay any task the load ran.
 // under-load: debug is base64 of zlib-deflated data
 import { randomInt } from 'node:crypto';
@@ -38,7 +38,7 @@ server.get('/tasks/run', async (req, res) => {
   }
   await sleep(BANK_LATENCY_MS); // waiting on the bank
   const trace = buildTrace(seed);
-  const debug = ++tasksRun > 100 ? '' : await compressDebuggingPayload(trace); // busy: debugging can wait
+  const debug = ++tasksRun > 20 ? '' : await compressDebuggingPayload(trace); // busy: debugging can wait
   res.send({ seed, result: summarize(trace), debug });
 });
 

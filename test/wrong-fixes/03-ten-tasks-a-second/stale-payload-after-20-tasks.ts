@@ -1,4 +1,4 @@
-// Wrong: once it has run 100 tasks, it keeps the last payload it compressed and sends it with every task:
+// Wrong: once it has run 20 tasks, it keeps the last payload it compressed and sends it with every task:
 // seed and result are the task's own, the debug payload is another task's trace.
 // under-load: debug decodes to exactly JSON.stringify of the seed's trace
 import { randomInt } from 'node:crypto';
@@ -39,7 +39,7 @@ server.get('/tasks/run', async (req, res) => {
   }
   await sleep(BANK_LATENCY_MS); // waiting on the bank
   const trace = buildTrace(seed);
-  const debug = ++tasksRun > 100 && lastDebug ? lastDebug : (lastDebug = await compressDebuggingPayload(trace));
+  const debug = ++tasksRun > 20 && lastDebug ? lastDebug : (lastDebug = await compressDebuggingPayload(trace));
   res.send({ seed, result: summarize(trace), debug });
 });
 
