@@ -20,8 +20,8 @@ const exercises = await loadAllExercises();
  */
 const STAGES_ONLY = process.env.HOTPATH_AUTHOR_STAGES_ONLY === '1';
 
-/** How far above the ceiling a stage's median may read before the ceiling is not one (docs/measuring.md). */
-const CEILING_NOISE = 1.3;
+/** How far above the ceiling a stage may read in its slowest rounds before the ceiling is not one (docs/measuring.md). */
+const CEILING_NOISE = 1.25;
 
 for (const exercise of exercises) {
   const { id, stages } = exercise.manifest;
@@ -91,17 +91,17 @@ for (const exercise of exercises) {
     });
 
     // The ceiling is the framework's fastest path for the same bytes, so a stage may reach it but not beat
-    // it: two servers doing the same work read within noise of each other in turns (docs/measuring.md);
-    // a stage's median well above the ceiling means the ceiling is not one.
+    // it. A run's median can lean a quarter either way (docs/measuring.md); a stage whose interval lies
+    // wholly above the ceiling by more than that, its slowest rounds included, means the ceiling is not one.
     it('no stage beats the ceiling', (context) => {
       const againstCeiling = report.verdicts.flatMap((v) =>
         v.label.startsWith('stage ')
-          ? v.targets.filter((t) => t.target.against === 'ceiling' && t.target.atLeast !== undefined && t.ratio !== undefined).map((t) => ({ label: v.label, ratio: t.ratio! }))
+          ? v.targets.filter((t) => t.target.against === 'ceiling' && t.target.atLeast !== undefined && t.rounds !== undefined).map((t) => ({ label: v.label, rounds: t.rounds! }))
           : [],
       );
-      if (againstCeiling.length === 0) return context.skip('no stage is measured against a ceiling');
-      for (const { label, ratio } of againstCeiling) {
-        expect(ratio, `${label} reads ${ratio.toFixed(2)}x the ceiling`).toBeLessThanOrEqual(CEILING_NOISE);
+      if (againstCeiling.length === 0) return context.skip('no stage is measured against a ceiling in turns');
+      for (const { label, rounds } of againstCeiling) {
+        expect(rounds.low, `${label} reads ${rounds.low.toFixed(2)}x to ${rounds.high.toFixed(2)}x the ceiling`).toBeLessThanOrEqual(CEILING_NOISE);
       }
     });
   });

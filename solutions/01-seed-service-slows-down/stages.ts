@@ -18,15 +18,15 @@ export default defineSolution({
       title: 'ETag from the route',
       changes:
         "The 'after' listener and its hashing are gone: the route sets the ETag from the seed bytes it has just drawn, and the middleware only sets Cache-Control.",
-      // Its gain over stage 1 is shown, not held: it read 1.19x to 1.56x stage 1 on one machine (see the brief).
-      targets: [{ metric: requestsPerSecond, against: 'ceiling', atLeast: 0.6 }],
+      // Its gain over stage 1 is shown, not held; against the ceiling, see the brief for why 0.55x.
+      targets: [{ metric: requestsPerSecond, against: 'ceiling', atLeast: 0.55 }],
     },
     {
       file: '3-json-by-res-end.ts',
       title: 'JSON written by res.end',
       changes:
         "The article's last step: the route serializes its body itself and writes it with its headers by res.writeHead and res.end, past restify's res.send and its formatters. Here it measures about the same as stage 2 (see the README): the target is the framework's fastest path, the ceiling.",
-      targets: [{ metric: requestsPerSecond, against: 'ceiling', atLeast: 0.7 }],
+      targets: [{ metric: requestsPerSecond, against: 'ceiling', atLeast: 0.55 }],
     },
   ],
   profile: {
