@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 // PASS or FAIL by the author check, not by them) three at a time. The measurements (the author check, the
 // known-wrong fixes, the real ramp's knee, kept throughput, a soak whose pace must fall, `workshop
 // measure` on the sample service, Artillery beside autocannon) run one at a time.
-// `npm run test:unit` runs the first two groups (quiet, load); the measurements are the last.
+// `npm run test:unit` runs the first group (quiet), `npm run test:load` the second; the measurements are the last.
 const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const QUIET = files(
   'answers', 'broker-service', 'cluster-probe', 'doctor', 'profile-advice', 'hub-report', 'import-cycles', 'machine-load', 'manifest', 'parent-exit', 'progress',
