@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderName, warningsIn, writeProfile } from '../scripts/commands/profile.ts';
 import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
-import { hottestFunctions, profileToTree, walk, type CpuProfile, type Frame } from '../scripts/profile/cpu-tree.ts';
+import { profileOfExited } from '../scripts/profile/cpu-run.ts';
+import { hottestFunctions, mergeTrees, profileToTree, walk, type CpuProfile, type Frame } from '../scripts/profile/cpu-tree.ts';
 import { embeddedProfile, flameGraphHtml } from '../scripts/profile/flame-html.ts';
 import { brokenReason, chooseTool, limitNote } from '../scripts/profile/tools.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
@@ -169,6 +170,34 @@ describe('profile tools and helpers', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("merges a cluster's workers into the profile: their frames are in the tree, their files kept by pid, nothing else left", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-cluster-profile-'));
+    try {
+      const server = await startServer(fixture('cluster.ts'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+      // Only the workers answer, each /spin 20 ms of their CPU.
+      for (let i = 0; i < 20; i++) await (await fetch(`${server.url}/spin`)).text();
+      await server.exitNormally();
+      const { tree, processes, file } = await profileOfExited(server, dir, {});
+      expect(processes).toBe(3);
+      expect(path.basename(file)).toBe('server.cpuprofile');
+      const names = readdirSync(dir).sort();
+      expect(names).toHaveLength(3);
+      expect(names[0]).toBe('server.cpuprofile');
+      expect(names.slice(1).every((name) => /^worker-\d+\.cpuprofile$/.test(name))).toBe(true);
+      const handler = [...walk(tree)].map(({ frame }) => frame).filter((f) => f.file === 'test/fixtures/servers/cluster.ts' && f.name === '(anonymous)');
+      expect(handler.reduce((sum, f) => sum + f.total, 0)).toBeGreaterThan(200_000); // of the 400 ms of spinning, in microseconds
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('merges trees: the same call paths summed under one root', () => {
+    const one = profileToTree(SMALL, { root: '/srv' });
+    const merged = mergeTrees([profileToTree(SMALL, { root: '/srv' }), profileToTree(SMALL, { root: '/srv' })]);
+    expect(merged.total).toBe(2 * one.total);
+    expect(merged.children.map((c) => [c.name, c.total])).toEqual(one.children.map((c) => [c.name, 2 * c.total]));
   });
 });
 

@@ -138,7 +138,7 @@ export async function writeProfile(exercise: Exercise, options: ProfileOptions):
 
 /** --tool cpu: the profile's tree (cpu-run.ts) drawn as a flame graph page in the profile's folder. */
 async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Promise<{ html: string; load: LoadResult; output: string }> {
-  const { tree, load, output, file, seconds } = await cpuProfileOf(exercise, spec, run);
+  const { tree, load, output, file, seconds, processes } = await cpuProfileOf(exercise, spec, run);
   run.status('writing the flame graph...');
   const { manifest } = exercise;
   const { connections, warmupSeconds, durationSeconds } = manifest.load;
@@ -150,10 +150,11 @@ async function profileCpu(exercise: Exercise, spec: ServerSpec, run: CpuRun): Pr
       title: `${manifest.id}: ${spec.run.label} (${spec.run.title})`,
       details: [
         `${spec.run.file} on Node ${process.version}${spec.run.nodeFlags.length > 0 ? ` with ${spec.run.nodeFlags.join(' ')}` : ''}, ` +
-          `profiled with --cpu-prof for ${seconds.toFixed(1)} s, from start to exit`,
+          `profiled with --cpu-prof for ${seconds.toFixed(1)} s, from start to exit` +
+          (processes > 1 ? `; the samples of its ${processes} processes merged (the main one and ${processes - 1} it started, e.g. a cluster's workers)` : ''),
         `load: ${connections} connections, ${warmupSeconds} s warm-up + ${durationSeconds} s measured: ` +
           `${integer(load.requestsPerSecond.mean)} req/s, p99 ${integer(load.latency.p99)} ms`,
-        `written ${new Date().toLocaleString()}; the raw profile is ${path.basename(file)} beside this page (Chrome DevTools opens it too)`,
+        `written ${new Date().toLocaleString()}; the raw profile is ${path.basename(file)} beside this page${processes > 1 ? ', each other process\'s worker-<pid>.cpuprofile' : ''} (Chrome DevTools opens it too)`,
       ],
       lookFor: [readingAdvice('cpu'), advice.text ?? advice.locked].filter(Boolean).join(' '),
     }),

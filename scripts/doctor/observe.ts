@@ -107,7 +107,7 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
       if (profiling && !exit) {
         const maps = await server.sourceMaps(mappedFiles(exercise, spec));
         await server.exitNormally();
-        profile = profileOfExited(server, options.cpuProfileDir!, maps).tree;
+        profile = (await profileOfExited(server, options.cpuProfileDir!, maps)).tree;
       }
       return {
         ...base,

@@ -11,7 +11,7 @@ import type { LoadResult } from '../result.ts';
 import type { SourceMapData } from '../probe/messages.ts';
 import { startServer, type RunningServer } from '../server-process.ts';
 import { ProfileError } from './clinic.ts';
-import { locateWith, profileToTree, type CpuProfile, type Frame } from './cpu-tree.ts';
+import { locateWith, mergeTrees, profileToTree, type CpuProfile, type Frame } from './cpu-tree.ts';
 
 /** Preloaded into every server; its frames show in a CPU profile too. */
 const PROBE_FILE = path.join(ROOT, 'scripts', 'probe', 'inject.ts');
@@ -32,6 +32,8 @@ export interface CpuProfileRun {
   file: string;
   /** How long the profile ran, from the server's start to its exit. */
   seconds: number;
+  /** How many processes' profiles the tree merges: 1, or the main one and its workers. */
+  processes: number;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function cpuProfileOf(exercise: Exercise, spec: ServerSpec, run: Cp
     run.status('the server is exiting, and V8 writes its profile...');
     await server.exitNormally();
   }
-  return { ...profileOfExited(server, run.dir, maps), load, output: server.output() };
+  return { ...(await profileOfExited(server, run.dir, maps)), load, output: server.output() };
 }
 
 /** The files whose positions a profile maps back to .ts lines: the exercise's, its solutions', the server's and the probe's. */
@@ -60,31 +62,69 @@ export function mappedFiles(exercise: Exercise, spec: ServerSpec): string[] {
   return [...sourceFiles(exercise), spec.absoluteFile, PROBE_FILE];
 }
 
-/** The tree of the profile a server started with --cpu-prof-dir=`dir` wrote as it exited normally. */
-export function profileOfExited(server: RunningServer, dir: string, maps: Record<string, SourceMapData>): { tree: Frame; file: string; seconds: number } {
+/** How long a server's other processes (a cluster's workers) may take to exit, and profile, after the main one. */
+const OTHERS_EXIT_MS = 5000;
+
+/**
+ * The tree of the profiles a server started with --cpu-prof-dir=`dir` wrote as it exited normally: its main
+ * process's, and those of the processes it started with the same flags (a cluster's workers, which exit
+ * when the main one does), merged, so a server that spreads its work shows where that work went.
+ */
+export async function profileOfExited(
+  server: RunningServer,
+  dir: string,
+  maps: Record<string, SourceMapData>,
+): Promise<{ tree: Frame; file: string; seconds: number; processes: number }> {
   const exit = server.exit();
   if (exit?.code !== 0) {
     throw new ProfileError(`the server did not exit normally (${exit?.signal ?? `exit code ${exit?.code}`}), so V8 wrote no profile`, server.output());
   }
-  const file = takeMainProfile(dir, server.pid);
+  await processGroupGone(server.pid, OTHERS_EXIT_MS);
+  const { file, others } = takeProfiles(dir, server.pid);
+  const options = { locate: locateWith(maps), root: ROOT };
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const tree = profileToTree(profile, { locate: locateWith(maps), root: ROOT });
+  const tree = mergeTrees([profile, ...others.map((other) => JSON.parse(readFileSync(other, 'utf8')) as CpuProfile)].map((p) => profileToTree(p, options)));
   if (tree.total <= 0) throw new ProfileError(`the CPU profile ${relativeToRoot(file)} holds no samples`, server.output());
-  return { tree, file, seconds: (profile.endTime - profile.startTime) / 1e6 };
+  return { tree, file, seconds: (profile.endTime - profile.startTime) / 1e6, processes: 1 + others.length };
+}
+
+/** Waits until no process of the group is left (its workers exited too), or `timeoutMs` passed. */
+async function processGroupGone(pgid: number, timeoutMs: number): Promise<void> {
+  const until = performance.now() + timeoutMs;
+  while (performance.now() < until) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return; // ESRCH: none left
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /**
  * V8 writes one profile per thread, named CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile; on Node 20,
- * tsx's loader thread gets one too. Keeps the main thread's (thread 0) as server.cpuprofile, drops the rest.
+ * tsx's loader thread gets one too. Keeps each process's main thread (thread 0): the server's as
+ * server.cpuprofile, any other process's as worker-<pid>.cpuprofile; drops the rest.
  */
-function takeMainProfile(dir: string, pid: number): string {
-  const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
-  const main = files.find((name) => name.includes(`.${pid}.0.`));
+function takeProfiles(dir: string, pid: number): { file: string; others: string[] } {
+  const files = readdirSync(dir).filter((name) => /^CPU\..*\.cpuprofile$/.test(name));
+  const mainThread = (name: string) => /\.(\d+)\.0\.\d+\.cpuprofile$/.exec(name)?.[1];
+  const main = files.find((name) => mainThread(name) === String(pid));
   if (!main) throw new ProfileError(`V8 wrote no CPU profile for the server's main thread in ${relativeToRoot(dir)}`);
-  for (const other of files) if (other !== main) rmSync(path.join(dir, other));
-  const kept = path.join(dir, 'server.cpuprofile');
-  renameSync(path.join(dir, main), kept);
-  return kept;
+  const others: string[] = [];
+  for (const name of files) {
+    const owner = mainThread(name);
+    if (name === main || owner === undefined) {
+      if (name !== main) rmSync(path.join(dir, name));
+      continue;
+    }
+    const kept = path.join(dir, `worker-${owner}.cpuprofile`);
+    renameSync(path.join(dir, name), kept);
+    others.push(kept);
+  }
+  const file = path.join(dir, 'server.cpuprofile');
+  renameSync(path.join(dir, main), file);
+  return { file, others };
 }
 
 /** The TypeScript files of the exercise and its solutions: the ones whose positions are worth mapping. */

@@ -90,6 +90,18 @@ export function profileToTree(profile: CpuProfile, options: TreeOptions = {}): F
   return tree;
 }
 
+/** One tree of several (each process's), under one root: the same call paths merged, their times summed. */
+export function mergeTrees(trees: Frame[]): Frame {
+  const [first, ...rest] = trees;
+  if (!first) throw new Error('no tree to merge');
+  for (const tree of rest) {
+    first.self += tree.self;
+    for (const child of tree.children) addChild(first, child);
+  }
+  finish(first);
+  return first;
+}
+
 /**
  * Time per node: each sample lasts until the next one, the last until the profile's end (as Chrome
  * DevTools counts). Without samples, the hit counts share the profile's duration.
