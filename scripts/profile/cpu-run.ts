@@ -113,9 +113,10 @@ function takeProfiles(dir: string, pid: number): { file: string; others: string[
   if (!main) throw new ProfileError(`V8 wrote no CPU profile for the server's main thread in ${relativeToRoot(dir)}`);
   const others: string[] = [];
   for (const name of files) {
+    if (name === main) continue;
     const owner = mainThread(name);
-    if (name === main || owner === undefined) {
-      if (name !== main) rmSync(path.join(dir, name));
+    if (owner === undefined) {
+      rmSync(path.join(dir, name)); // another thread's, e.g. tsx's loader
       continue;
     }
     const kept = path.join(dir, `worker-${owner}.cpuprofile`);
