@@ -12,10 +12,9 @@ export default defineSolution({
       title: 'bigger semi-space',
       changes:
         "Only the Node flag changes: the file's node-flags comment sets --max-semi-space-size=256 instead of the shipped 16, and the code is the shipped code.",
-      targets: [
-        { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 },
-        { metric: requestsPerSecond, against: 'broken', atLeast: 1.1 },
-      ],
+      // Its req/s is shown, not held: a 256 MB young generation pauses long enough to sink a 1 s turn
+      // now and then (the brief gives the figures).
+      targets: [{ metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 }],
       nodeMajors: [20],
       otherVersions:
         'measured on Node 22.23.5, a bigger semi-space makes scavenges rarer but each one dearer: the minor-GC share stays at 19-22% for 64, 128 and 256 MB (28% at 16 MB), and req/s gains ~1.15x. On Node 24.22.3 it held in one author check (3.7%, 0.10x) and tipped over in the next (22.6% in 21 scavenges, 0.77x the broken server\'s scavenge time per request, 6 major GCs): pages outlive a scavenge, get promoted, and each scavenge gets dearer. Stage 2 holds on both.',
@@ -27,7 +26,7 @@ export default defineSolution({
         "Back to the shipped 16 MB semi-space; each page is folded into the refresh's running totals as soon as it is parsed and dropped before the next wait on the bank.",
       targets: [
         { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 },
-        { metric: requestsPerSecond, against: 'broken', atLeast: 1.1 },
+        { metric: requestsPerSecond, against: 'broken', atLeast: 1.3 },
       ],
     },
   ],
