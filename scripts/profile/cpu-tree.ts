@@ -90,7 +90,7 @@ export function profileToTree(profile: CpuProfile, options: TreeOptions = {}): F
   return tree;
 }
 
-/** One tree of several (each process's), under one root: the same call paths merged, their times summed. */
+/** One tree of several (each process's), built into the first: the same call paths merged, their times summed. */
 export function mergeTrees(trees: Frame[]): Frame {
   const [first, ...rest] = trees;
   if (!first) throw new Error('no tree to merge');
