@@ -8,7 +8,7 @@ import { demoChoices, runBench, specFor } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
-import type { RunReport } from '../scripts/result.ts';
+import type { RunReport, TargetResult } from '../scripts/result.ts';
 import { shippedAsMine } from './helpers.ts';
 
 const exercises = await loadAllExercises();
@@ -110,21 +110,41 @@ for (const exercise of exercises) {
 /**
  * The smallest margin of the run, as a factor: for a stage, its target passed by the least (ratio over
  * target, or target over ratio for an at-most target); for the shipped file judged as the trainee's, the
- * target it misses by the most (one miss fails the goal).
+ * target it misses by the most (one miss fails the goal). The verdict is called on the interval, not the
+ * median, so the line also gives the interval's edge nearest its target: how close the run came to "too
+ * close to call" (the median's margin can read 2.05 while the slowest rounds reach the threshold).
  */
 function lowestMargin(report: RunReport): string {
-  const factor = (t: { margin?: number }) => (t.margin === undefined ? undefined : t.margin + 1);
-  const margins: Array<{ label: string; factor: number }> = [];
+  const margins: Array<{ label: string; median: number; edge: number }> = [];
   for (const verdict of report.verdicts.filter((v) => !v.symptom && !v.notExpectedHere && !v.cannotJudge)) {
-    const judged = verdict.targets.filter((t) => factor(t) !== undefined);
+    const judged = verdict.targets.filter((t) => t.margin !== undefined);
     if (judged.length === 0) continue;
     if (verdict.label === 'mine') {
-      const worst = judged.reduce((a, b) => (factor(a)! < factor(b)! ? a : b));
-      margins.push({ label: `mine misses ${worst.name}`, factor: 1 / factor(worst)! });
+      // One clear miss fails the goal: the target it misses by the most, on each measure.
+      const misses = judged.map((t) => ({ name: t.name, median: 1 / (t.margin! + 1), edge: 1 / edgeFactor(t, 'miss') }));
+      const byMedian = misses.reduce((a, b) => (a.median >= b.median ? a : b));
+      const byEdge = misses.reduce((a, b) => (a.edge >= b.edge ? a : b));
+      margins.push({ label: `mine misses ${byMedian.name}`, median: byMedian.median, edge: byEdge.edge });
     } else {
-      for (const t of judged) margins.push({ label: `${verdict.label} ${t.name}`, factor: factor(t)! });
+      for (const t of judged) margins.push({ label: `${verdict.label} ${t.name}`, median: t.margin! + 1, edge: edgeFactor(t, 'pass') });
     }
   }
-  const lowest = margins.sort((a, b) => a.factor - b.factor)[0];
-  return lowest ? `${lowest.factor.toFixed(2)}x (${lowest.label})` : 'none';
+  if (margins.length === 0) return 'none';
+  const lowest = margins.reduce((a, b) => (a.median <= b.median ? a : b));
+  const nearest = margins.reduce((a, b) => (a.edge <= b.edge ? a : b));
+  return `${lowest.median.toFixed(2)}x (${lowest.label}); interval edge nearest its target ${nearest.edge.toFixed(2)}x (${nearest.label})`;
+}
+
+/**
+ * The interval's edge nearest the target, over the target, on the scale of `margin + 1`: for a pass the low
+ * end of an at-least target's interval (the high end of an at-most one's), for a miss the other end. A figure
+ * of the whole run has no rounds and no interval: its own ratio.
+ */
+function edgeFactor(t: TargetResult, side: 'pass' | 'miss'): number {
+  if (!t.rounds) return t.margin! + 1;
+  const atLeast = t.target.atLeast !== undefined;
+  const required = (atLeast ? t.target.atLeast : t.target.atMost)!;
+  const edge = atLeast === (side === 'pass') ? t.rounds.low : t.rounds.high;
+  if (atLeast) return edge / required;
+  return edge > 0 ? required / edge : Infinity;
 }
