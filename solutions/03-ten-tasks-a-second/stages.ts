@@ -32,7 +32,8 @@ export default defineSolution({
     ],
   },
   // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
-  doctor: { shipped: 'cpu-bound', final: [] },
+  doctor: { shipped: 'cpu-bound', final: ['cpu-bound', 'one-core'],
+    why: "under the load's 30 connections the fixed worker answers a hundred times more tasks, and one JSON.stringify and one deflate a task keep its core busy: where the machine is slower its busy share passes the doctor's 88% on Node 20, and it is named cpu-bound like the shipped one, with its loop delay p99 well under half the shipped one's (figures in docs/doctor.md)" },
   hints: [
     "Load it (`npm run workshop -- run 03 --load`) and set the figures beside what a task does. It waits 20 ms on the bank, yet an answer takes seconds (p50) and only a handful finish a second, while the node process keeps a core busy (watch `top` during the load). Something in the handler costs far more than the bank's wait. Time its steps with performance.now(): which one takes the time? Plaid's logs pointed at the same step: it once took 4 minutes, against a usual task of 4 seconds.",
     "Profile it with a flame graph (the 0x command is in the README) and search for `zlib`, then for `bfj`. Measured with `npm run workshop -- profile 03 --tool cpu` on two 2-core machines, Node 20 and 24: a quarter to over half of the samples under node:zlib, with processChunk at its top, and an eighth to a third under bfj (node_modules/bfj/); the slower the machine's round trips to the thread pool, the larger zlib's share. Count the chunks: `let n = 0; stream.on('data', () => n++)` on bfj.streamify(trace), and log n when it ends. How many writes does zlib get for one task?",

@@ -44,7 +44,8 @@ export default defineSolution({
     ],
   },
   // What `workshop doctor` names: checked by test/diagnosis.test.ts (npm run test:diagnosis).
-  doctor: { shipped: 'waiting', final: [] },
+  doctor: { shipped: 'waiting', final: ['cpu-bound', 'one-core'],
+    why: "no longer waiting on lookups, the service answers several times more decisions under the load's 30 connections and keeps its one core busy; its loop delay p99 sits near the doctor's 15 ms for cpu-bound, over it where the machine is slower (figures in docs/doctor.md)" },
   hints: [
     'CPU, memory and open sockets look normal: `npm run workshop -- run 07 --load` shows under a hundred TCP sockets for 30 connections and a registry. Read the last column of the runtime figures instead, the async resources in flight: which type runs into the thousands, and what does it stand for?',
     'QUERYWRAP is a DNS query in flight (c-ares; with getaddrinfo it would be a GetAddrInfoReqWrap, Klarna\'s UV_GETADDRINFO). Count the names this service resolves and how often it resolves each: per decision, how many lookups does it start?',
