@@ -9,6 +9,7 @@ import { loadAllExercises } from '../scripts/exercises.ts';
 import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
 import type { RunReport, TargetResult } from '../scripts/result.ts';
+import { bounds } from '../scripts/verdict.ts';
 import { shippedAsMine } from './helpers.ts';
 
 const exercises = await loadAllExercises();
@@ -143,8 +144,6 @@ function lowestMargin(report: RunReport): string {
 function edgeFactor(t: TargetResult, side: 'pass' | 'miss'): number {
   if (!t.rounds) return t.margin! + 1;
   const atLeast = t.target.atLeast !== undefined;
-  const required = (atLeast ? t.target.atLeast : t.target.atMost)!;
   const edge = atLeast === (side === 'pass') ? t.rounds.low : t.rounds.high;
-  if (atLeast) return edge / required;
-  return edge > 0 ? required / edge : Infinity;
+  return bounds(t.target, edge, (atLeast ? t.target.atLeast : t.target.atMost)!).margin + 1;
 }
