@@ -41,9 +41,9 @@ export default defineMeasure({
     connections: 10,
     warmupSeconds: 0.5,
     durationSeconds: 3,
-    // Turns of a second, and room for more rounds when the first are too close to call: at ~15,000 req/s on
-    // 2 cores, turns of 0.5 s once left this service, unchanged, too close to call after 7 rounds
-    // (docs/measure.md). A service whose requests take longer wants longer turns.
+    // Turns of a second, and room for more rounds when the first are too close to call: shorter turns and
+    // fewer rounds once left this service, unchanged, too close to call (the figures are in docs/measure.md).
+    // A service whose requests take longer wants longer turns.
     turns: { seconds: 1, minRounds: 3, maxRounds: 11 },
   },
   check,
