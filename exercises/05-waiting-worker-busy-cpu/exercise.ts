@@ -416,5 +416,5 @@ export default defineExercise({
   check,
   contract,
   afterLoad,
-  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.5 }],
+  goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.6 }],
 });

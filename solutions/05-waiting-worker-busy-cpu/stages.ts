@@ -11,7 +11,7 @@ export default defineSolution({
       title: 'pino with redaction paths',
       changes:
         "The hand-made logger (deep copy, regular-expression redaction, hand-built JSON) is replaced by pino, with the secrets named by their redaction paths at start-up; the log calls and the lines they write are unchanged.",
-      targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.5 }],
+      targets: [{ metric: requestsPerSecond, against: 'broken', atLeast: 1.6 }],
     },
   ],
   profile: {
