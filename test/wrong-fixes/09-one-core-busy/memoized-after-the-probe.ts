@@ -1,5 +1,7 @@
-// Wrong: one worker per core, and once a worker has served 100 requests it keeps every answer it computes:
-// the probe's first requests all do the work, the load's after that do none.
+// Wrong: one worker per core, and once a worker has served more requests than the probe sends (27 on two
+// cores, 8 more per core) it keeps every answer it computes: the probe's requests do the work, the load's
+// after that do none. A fixed 100 once passed the probe after the load: with eight known-wrong fixes
+// sharing the two cores, the worker that answered it had not served 100 yet.
 // under-load: every request does the work
 import cluster from 'node:cluster';
 import os from 'node:os';
@@ -13,6 +15,9 @@ function fibonacci(n: number): number {
 // fibonacci(40) takes about a second here; anything larger would let one request hold the service.
 const MAX_N = 40;
 
+/** More than the probe sends: 6 answers, 3 refusals and 4 pairs per core plus one (exercise.ts), and a few more. */
+const AFTER = 8 * os.availableParallelism() + 20;
+
 function serve(): void {
   const server = restify.createServer({ name: 'fibonacci' });
   let served = 0;
@@ -25,7 +30,7 @@ function serve(): void {
       res.send(400, { message: `n must be a whole number from 0 to ${MAX_N}, got ${JSON.stringify(text)}` });
       return next();
     }
-    const value = (++served > 100 ? kept.get(n) : undefined) ?? fibonacci(n);
+    const value = (++served > AFTER ? kept.get(n) : undefined) ?? fibonacci(n);
     kept.set(n, value);
     res.send({ n, fibonacci: value, pid: process.pid });
     return next();
