@@ -82,6 +82,8 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       meters.get(contender)!.begin();
       const load = await oneTurn(server.url, profile, seconds, sampler);
       const processes = meters.get(contender)!.lap();
+      // Its turns so far: a target read from them (cores used) is judged between rounds too.
+      run.processes = meters.get(contender)!.total();
       // One point per turn for the live charts: x is the server's seconds of turns so far.
       options.onProgress(run.label, {
         phase: 'in turns',

@@ -96,10 +96,13 @@ describe('servers in turns', () => {
     try {
       const contenders = [serverRun('broken', 'broken', undefined), serverRun('mine', 'mine', undefined)].map((run, i) => ({ run, server: servers[i]!, sampler: new AnswerSampler() }));
       const asked: string[] = [];
+      const measuredBetweenRounds: boolean[] = [];
       const rounds = await loadInTurns(contenders, load, {
         // Never decided: the turns run to the most allowed.
         decided: (done) => {
           asked.push(`${done('broken') ? 'broken done' : 'broken on'}, ${done('mine') ? 'mine done' : 'mine on'}`);
+          // What a judgement between rounds reads: each server's processes over its turns so far.
+          measuredBetweenRounds.push(contenders.every(({ run }) => (run.processes?.[0]?.cores ?? 0) > 0));
           return false;
         },
         onProgress: () => {},
@@ -109,6 +112,7 @@ describe('servers in turns', () => {
       expect(contenders[0]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2]);
       expect(contenders[1]!.run.turns!.map((t) => t.round)).toEqual([0, 1, 2, 3, 4]);
       expect(asked).toEqual(['broken done, mine on', 'broken done, mine on', 'broken done, mine done']);
+      expect(measuredBetweenRounds).toEqual([true, true, true]);
       // Each server's processes over its own turns: here one process each, which did the answering.
       for (const [i, { run }] of contenders.entries()) {
         expect(run.processes?.map((p) => [p.pid, p.role])).toEqual([[servers[i]!.pid, 'main']]);
