@@ -68,6 +68,8 @@ async function autocannonTurn(url: string, load: LoadProfile): Promise<Figures> 
 }
 
 const mean = (a: number, b: number) => (a + b) / 2;
+/** Two rounds' ratios together, their geometric mean: a ratio that reads 1.5x in one round and 1/1.5x in the other gives 1. */
+const together = (a: number, b: number) => Math.sqrt(a * b);
 const fixed = (value: number) => value.toFixed(2);
 
 describe('export-load', () => {
@@ -249,9 +251,8 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
         );
         rounds.push({ low: low!, high: high!, lowLatency, highRps });
       }
-      // The two rounds together: the geometric mean of their ratios.
-      const lowLatency = Math.sqrt(rounds[0]!.lowLatency * rounds[1]!.lowLatency);
-      const highRps = Math.sqrt(rounds[0]!.highRps * rounds[1]!.highRps);
+      const lowLatency = together(rounds[0]!.lowLatency, rounds[1]!.lowLatency);
+      const highRps = together(rounds[0]!.highRps, rounds[1]!.highRps);
       console.log(`09 shipped, the two rounds together: mean latency at 30 req/s ${fixed(lowLatency)}x autocannon's, answered at 300 req/s ${fixed(highRps)}x`);
       for (const step of [...autocannonSteps.flat(), ...rounds.flatMap((r) => [r.low, r.high])]) expect(step.errors + step.timeouts + step.non2xx).toBe(0);
       // Below the knee the offered rate is answered, in the time the work takes (Artillery's mean reads below
@@ -327,9 +328,8 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
         );
         return { along, rps, latency };
       });
-      // The two rounds together: the geometric mean of their ratios.
-      const rps = Math.sqrt(comparisons[0]!.rps * comparisons[1]!.rps);
-      const latency = Math.sqrt(comparisons[0]!.latency * comparisons[1]!.latency);
+      const rps = together(comparisons[0]!.rps, comparisons[1]!.rps);
+      const latency = together(comparisons[0]!.latency, comparisons[1]!.latency);
       console.log(`01 shipped, ${aged} requests old at the first turn: the two rounds together, req/s ${fixed(rps)}x, mean latency ${fixed(latency)}x autocannon's at the same age`);
       for (const turn of autocannonTurns) expect(turn.failures).toBe(0);
       for (const turn of artilleryTurns) expect(turn.figures.errors + turn.figures.non2xx).toBe(0);
