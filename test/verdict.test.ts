@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
+import { cpuPerAnswer } from '../scripts/metrics/cpu-per-answer.ts';
 import { lateRequestsPerSecond } from '../scripts/metrics/late-requests-per-second.ts';
 import { latencyP99 } from '../scripts/metrics/latency-p99.ts';
 import { minorGcPerRequest } from '../scripts/metrics/minor-gc-per-request.ts';
@@ -61,6 +62,23 @@ describe('verdict', () => {
     expect(result.pass).toBe(true);
     const unmeasured = serverRun('stage 1', 'stage', 300);
     expect(judgeTarget([broken, unmeasured], unmeasured, { metric: minorGcPerRequest, against: 'broken', atMost: 1 / 3 }).note).toMatch(/no scavenge time per request figure/);
+  });
+
+  it('takes CPU time per answer from /proc and the answers, whatever holds the rate', () => {
+    const cores = (...each: number[]) => each.map((c, i) => ({ pid: 100 + i, role: i === 0 ? ('main' as const) : ('worker' as const), cores: c }));
+    // Stage 1: 1.2 cores at 20 req/s = 60 ms an answer. Stage 2, held by a wait: 0.3 cores (two processes) at
+    // 100 req/s = 3 ms. Its req/s is 5x stage 1's, its work a twentieth.
+    const stage1 = serverRun('stage 1', 'stage', 20, { processes: cores(1.2) });
+    const stage2 = serverRun('stage 2', 'stage', 100, { processes: cores(0.2, 0.1) });
+    const result = judgeTarget([stage1, stage2], stage2, { metric: cpuPerAnswer, against: 'previous', atMost: 0.25 });
+    expect(result.referenceValue).toBeCloseTo(60);
+    expect(result.value).toBeCloseTo(3);
+    expect(result.ratio).toBeCloseTo(0.05);
+    expect(result.pass).toBe(true);
+    const slower = serverRun('stage 2', 'stage', 50, { processes: cores(1.0) }); // 20 ms an answer: a third of stage 1's
+    expect(judgeTarget([stage1, slower], slower, { metric: cpuPerAnswer, against: 'previous', atMost: 0.25 }).pass).toBe(false);
+    const unmeasured = serverRun('stage 2', 'stage', 100);
+    expect(judgeTarget([stage1, unmeasured], unmeasured, { metric: cpuPerAnswer, against: 'previous', atMost: 0.25 }).note).toMatch(/no CPU time per answer figure/);
   });
 
   it('cannot judge without the reference, and says why', () => {

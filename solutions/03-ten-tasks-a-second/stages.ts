@@ -2,6 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/03-ten-tasks-a-second/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { cpuPerAnswer } from '../../scripts/metrics/cpu-per-answer.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 
 export default defineSolution({
@@ -18,7 +19,9 @@ export default defineSolution({
       title: 'one string, one deflate',
       changes:
         "No stream: the trace is serialized with one JSON.stringify, compressed with one zlib.deflate call and turned into base64 with Buffer#toString.",
-      targets: [{ metric: requestsPerSecond, against: 'previous', atLeast: 2.7 }],
+      // Not req/s: at the verdict's 3 connections stage 2 waits on the bank more than it works, so its req/s
+      // over stage 1's shrinks as the machine gets faster; the work a task costs does not (solution README).
+      targets: [{ metric: cpuPerAnswer, against: 'previous', atMost: 0.25 }],
     },
   ],
   profile: {
