@@ -278,6 +278,10 @@ export function renderVerdict(verdict: ServerVerdict, servers: ServerRun[]): str
       : red('NOT REJECTED: it was expected to fail')
     : verdict.pass
       ? green('PASS')
+      : verdict.cannotJudge
+      ? yellow('CANNOT BE JUDGED HERE')
+      : verdict.tooClose
+      ? yellow('TOO CLOSE TO CALL')
       : red('FAIL');
   const head = `${bold(verdict.label)}${server ? ` · ${server.title}` : ''}  ${status}`;
   const rows = verdict.targets.map((t) => targetRow(t, server));

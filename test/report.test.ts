@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bar, signedPercent } from '../scripts/format.ts';
-import { goalFigures, rampSection, renderJson, renderReport } from '../scripts/report.ts';
+import { goalFigures, rampSection, renderJson, renderReport, renderVerdict } from '../scripts/report.ts';
 import type { RampStep } from '../scripts/result.ts';
 import { MEASURED_SERVICE_ID, type RunReport } from '../scripts/result.ts';
 import { judge } from '../scripts/verdict.ts';
@@ -29,6 +29,16 @@ describe('report', () => {
     expect(head({ ...report, load: { ...report.load, connections: 60 } })).toContain(' · 60 connections · ');
     expect(head({ ...report, turns, load: { ...report.load, connections: 60, turns: { connections: 80 } } })).toContain(' · 80 connections · ');
     expect(head({ ...report, turns, load: { ...report.load, connections: 60, turns: {} } })).toContain(' · 60 connections · ');
+  });
+
+  it("words a server's verdict as the run's last line does: too close to call, or cannot be judged here, not FAIL", () => {
+    const report = sampleReport();
+    const verdict = report.verdicts.find((v) => v.label === 'stage 1')!;
+    const head = (changes: object) => renderVerdict({ ...verdict, pass: false, ...changes }, report.servers).replace(/\x1b\[[0-9;]*m/g, '').split('\n')[0];
+    expect(head({})).toMatch(/ FAIL$/);
+    expect(head({ tooClose: true })).toMatch(/ TOO CLOSE TO CALL$/);
+    expect(head({ tooClose: true, cannotJudge: 'the server has 1 core here' })).toMatch(/ CANNOT BE JUDGED HERE$/);
+    expect(head({ cannotJudge: 'the server has 1 core here' })).toMatch(/ CANNOT BE JUDGED HERE$/);
   });
 
   it('heads an exercise by its id and title, and a service measured with `workshop measure` as a service', () => {

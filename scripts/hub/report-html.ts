@@ -66,8 +66,8 @@ export function verdictStatus(verdict: ServerVerdict): { text: string; kind: 'pa
   if (verdict.symptom) return verdict.pass ? { text: 'shows the bug', kind: 'note' } : { text: 'does not show the bug as the exercise expects', kind: 'fail' };
   if (verdict.expectedToFail) return verdict.expectedToFail.rejected ? { text: 'rejected, as expected', kind: 'note' } : { text: 'not rejected: it was expected to fail', kind: 'fail' };
   if (verdict.pass) return { text: 'pass', kind: 'pass' };
-  if (verdict.tooClose) return { text: 'too close to call', kind: 'note' };
   if (verdict.cannotJudge) return { text: 'cannot be judged here', kind: 'note' };
+  if (verdict.tooClose) return { text: 'too close to call', kind: 'note' };
   return { text: 'fail', kind: 'fail' };
 }
 
