@@ -516,6 +516,9 @@ describe("the doctor from the hub (exercise 01's ceiling: its 6 s of load)", () 
     const started = await post('/api/runs', { exercise: '01', kind: 'doctor', server: 'ceiling' });
     expect(started.status).toBe(202);
     const id = started.json!.id as string;
+    // Watched at once: the hub cancels a run no page watches for orphanMs (1 s here), and the requests
+    // below can take that long on a busy machine (a suite run read 'run', 'cancelling').
+    const watching = events(id);
     expect(started.json!.run).toMatchObject({ kind: 'doctor', servers: [{ server: 'ceiling', label: 'ceiling' }], state: 'running' });
     // One run at a time, of either kind.
     const refused = await post('/api/runs', { exercise: '01', servers: ['broken'] });
@@ -524,7 +527,7 @@ describe("the doctor from the hub (exercise 01's ceiling: its 6 s of load)", () 
     expect((await post('/api/runs', { exercise: '02', kind: 'doctor' })).status).toBe(409);
     expect((await get('/api/runs')).json).toMatchObject({ active: { id, kind: 'doctor', state: 'running' } });
 
-    const list = await events(id).done;
+    const list = await watching.done;
     const names = list.map((e) => e.event);
     expect(names.slice(0, 2)).toEqual(['run', 'starting']);
     expect(names.at(-1)).toBe('doctor');
@@ -558,13 +561,14 @@ describe('live runs (exercise 01, the broken server)', () => {
     const started = await post('/api/runs', { exercise: '01', servers: ['broken'] });
     expect(started.status).toBe(202);
     const id = started.json!.id as string;
+    const watching = events(id); // at once: the hub cancels a run no page watches for orphanMs (see the doctor's test)
     expect(started.headers.location).toBe(`/api/runs/${id}`);
     const refused = await post('/api/runs', { exercise: '01', servers: [1] });
     expect(refused.status).toBe(409);
     expect(refused.json?.error).toContain(`a run is in progress: exercise ${EX}, broken (run ${id})`);
     expect((await get('/api/runs')).json).toMatchObject({ active: { id, state: 'running' } });
 
-    const list = await events(id).done;
+    const list = await watching.done;
     const names = list.map((e) => e.event);
     expect(names[0]).toBe('run');
     expect(names.slice(1, 3)).toEqual(['starting', 'checked']);
