@@ -107,7 +107,6 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     round += 1;
     if (round >= minRounds && options.decided(done)) break;
   }
-  for (const [{ run }, meter] of meters) run.processes = meter.total();
   return round;
 }
 
