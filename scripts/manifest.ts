@@ -3,7 +3,7 @@
 import type { Kind } from './doctor/kinds.ts';
 import type { CheckResult } from './check.ts';
 import { loadProblems, type LoadProfile } from './load-profile.ts';
-import type { Metric } from './metric.ts';
+import type { Metric, MetricInputs } from './metric.ts';
 import type { Reference, TargetRecord } from './result.ts';
 import type { Service, ServiceContexts } from './service.ts';
 
@@ -144,6 +144,13 @@ export interface ExerciseManifest {
   ceilingCheck?(baseUrl: string, context: CheckContext): Promise<CheckResult>;
   /** Runs after the load, while the server still runs: what only shows after work, e.g. no upload lost. */
   afterLoad?(context: AfterLoadContext): Promise<CheckResult>;
+  /**
+   * How many pieces of the work a server hands to its services its services have seen finished so far (02:
+   * payloads stored in the server's bucket). Read as the measured phase starts and as it ends; the run
+   * keeps the difference (ServerRun.finishedWork), which backlogGrowth sets against the answers. Read
+   * around one measured phase, so only with load.turns: false.
+   */
+  finishedWork?(services: ServiceContexts): Promise<number>;
   stages: Stage[];
   /** What the trainee's own file must reach to pass. 'previous' has no meaning here. */
   goal: Target[];
@@ -239,7 +246,8 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
     if (target.against !== 'itself') problems.push("symptom: a target on the shipped server is judged against 'itself'");
   }
   if (typeof manifest.contract?.check !== 'function') problems.push('contract.check is missing: what every answer under load must be');
-  problems.push(...metricNeeds([...targets, ...(manifest.symptom ?? [])], manifest.load));
+  problems.push(...metricNeeds([...targets, ...(manifest.symptom ?? [])], manifest.load, { finishedWork: manifest.finishedWork !== undefined }));
+  if (manifest.finishedWork && manifest.load.turns !== false) problems.push('finishedWork is read around one measured phase: it needs load.turns: false');
   for (const target of manifest.goal) {
     problems.push(...targetProblems(target, 'goal'));
     if (target.against === 'previous') problems.push('goal: a target against "previous" has no meaning for the trainee\'s file');
@@ -247,10 +255,10 @@ export function validateManifest(manifest: ExerciseManifest): string[] {
   return problems;
 }
 
-/** What the load lacks for the targets' metrics to be read (a fresh copy, a ramp), once per metric. */
-export function metricNeeds(targets: Target[], load: LoadProfile): string[] {
+/** What the load (or the manifest) lacks for the targets' metrics to be read (a fresh copy, a ramp), once per metric. */
+export function metricNeeds(targets: Target[], load: LoadProfile, has: MetricInputs = { finishedWork: false }): string[] {
   const metrics = new Set(targets.map((t) => t.metric));
-  return [...metrics].map((metric) => metric.needs?.(load)).filter((need) => need !== undefined);
+  return [...metrics].map((metric) => metric.needs?.(load, has)).filter((need) => need !== undefined);
 }
 
 /** The problems of one target, `where` naming it in each ("stage 2", "goal"). */

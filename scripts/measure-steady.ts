@@ -4,6 +4,7 @@
 import { AnswerSampler, checkAnswers, contractFor } from './answers.ts';
 import { loadEvents, type BenchOptions } from './bench-options.ts';
 import type { Exercise } from './exercises.ts';
+import { FinishedWork } from './finished-work.ts';
 import { besideFreshCopy } from './fresh-copy.ts';
 import { runLoad, type LoadProgress } from './load.ts';
 import { measuredFigures, resetFigures } from './probe-figures.ts';
@@ -23,9 +24,11 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   // For the doctor: each second of both phases, not the wait between them (settleAfterWarmup).
   const seconds = options.seconds ? new Seconds(server, { 'warm-up': load.warmupSeconds, measured: load.durationSeconds }) : undefined;
   let measuredFrom = 0;
+  const finished = exercise.manifest.finishedWork ? new FinishedWork(exercise.manifest.finishedWork, started.contexts) : undefined;
   const beforeMeasured = async () => {
     await seconds?.stop();
     measuredFrom = await resetFigures(server, load);
+    await finished?.begin();
     processes.begin();
     await seconds?.start();
   };
@@ -33,6 +36,7 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   const onLoad = seconds ? (progress: LoadProgress) => (seconds.onLoad(progress), onProgress(progress)) : onProgress;
   run.load = await runLoad(server.url, load, onLoad, beforeMeasured, sampler);
   run.processes = processes.lap();
+  if (finished) run.finishedWork = await finished.end();
   await seconds?.stop();
   if (seconds) run.seconds = { load: seconds.load, server: seconds.server };
   Object.assign(run, await measuredFigures(server, measuredFrom, load));

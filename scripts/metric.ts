@@ -30,8 +30,14 @@ export interface Metric {
   format(value: number): string;
   /** For a metric judged against itself: what its ratio was taken from, for the report. */
   detail?(run: ServerRun): string;
-  /** What the load lacks for this figure to be read, in words, or undefined when it has it. */
-  needs?(load: LoadProfile): string | undefined;
+  /** What the load (or the manifest) lacks for this figure to be read, in words, or undefined when it has it. */
+  needs?(load: LoadProfile, has: MetricInputs): string | undefined;
+}
+
+/** What a manifest brings beside its load that a metric may need. */
+export interface MetricInputs {
+  /** ExerciseManifest.finishedWork: a count of the work the services saw finished. */
+  finishedWork: boolean;
 }
 
 export function defineMetric(metric: Metric): Metric {

@@ -45,6 +45,11 @@ export interface ServerRun {
   heap?: HeapTrend;
   /** The exercise's check after the load (e.g. every upload arrived), when it has one. */
   afterLoad?: CheckResult;
+  /**
+   * With the manifest's finishedWork: how much of the work handed to the services they saw finished over the
+   * measured phase (02: payloads stored), over how many seconds.
+   */
+  finishedWork?: { count: number; seconds: number };
   /** Why this server could not be measured: it did not start, crashed, or failed its check. */
   failure?: string;
   /** What the server printed, kept when it failed. */

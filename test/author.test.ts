@@ -3,6 +3,7 @@
 // Its other half, known-wrong fixes rejected however fast they are, is wrong-fixes.test.ts.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { demoChoices, runBench, specFor } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
@@ -10,7 +11,7 @@ import { ROOT, relativeToRoot } from '../scripts/paths.ts';
 import { renderReport } from '../scripts/report.ts';
 import type { RunReport, TargetResult } from '../scripts/result.ts';
 import { bounds } from '../scripts/verdict.ts';
-import { shippedAsMine } from './helpers.ts';
+import { shippedAsMine, wrongFixFiles, wrongFixSpec, wrongFixTag } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
@@ -26,13 +27,24 @@ const CEILING_NOISE = 1.25;
 
 for (const exercise of exercises) {
   const { id, stages } = exercise.manifest;
+  // Known-wrong fixes that answer right and are fast, and still miss a target of the goal: judged in this run.
+  const missing = STAGES_ONLY
+    ? []
+    : wrongFixFiles(id).flatMap((file) => {
+        const [tag, target] = wrongFixTag(file) ?? [];
+        return tag === 'verdict' ? [{ file, target: target! }] : [];
+      });
 
   describe(`author check: ${id}`, () => {
     let report: RunReport;
     const verdictOf = (label: string) => report.verdicts.find((v) => v.label === label && !v.symptom)!;
 
     beforeAll(async () => {
-      const specs = [...demoChoices(exercise).map((choice) => specFor(exercise, choice, true)), ...(STAGES_ONLY ? [] : [shippedAsMine(exercise)])];
+      const specs = [
+        ...demoChoices(exercise).map((choice) => specFor(exercise, choice, true)),
+        ...(STAGES_ONLY ? [] : [shippedAsMine(exercise)]),
+        ...missing.map(({ file }) => wrongFixSpec(exercise, file)),
+      ];
       // One measurement, never a second: the servers take turns, and a target too close to call fails.
       report = await runBench(exercise, specs);
       console.log(renderReport(report));
@@ -72,6 +84,18 @@ for (const exercise of exercises) {
       expect(mine.problems).toEqual([]);
       expect(mine.targets.some((t) => !t.pass)).toBe(true);
       expect(mine.pass).toBe(false);
+    });
+
+    it.for(missing.map(({ file, target }) => [path.basename(file, '.ts'), target] as const))('known-wrong fix %s answers right and misses its goal on %s', ([label, name]) => {
+      const verdict = verdictOf(label);
+      expect(verdict.problems).toEqual([]);
+      const target = verdict.targets.find((t) => t.name.startsWith(name));
+      expect(target, `no target named ${name}: ${verdict.targets.map((t) => t.name).join(', ')}`).toBeDefined();
+      // A clear miss, not one too close to call.
+      expect(target!.pass, `${target!.name}: ${target!.ratio?.toFixed(2)}`).toBe(false);
+      expect(target!.tooClose).toBeUndefined();
+      expect(1 / (target!.margin! + 1), 'missed by a factor of 1.25 or more').toBeGreaterThanOrEqual(1.25);
+      expect(verdict.pass).toBe(false);
     });
 
     it.for(stages.map((stage, i) => [i + 1, stage.title] as const))('stage %i (%s) reaches every target', ([stage], context) => {
@@ -120,7 +144,8 @@ function lowestMargin(report: RunReport): string {
   for (const verdict of report.verdicts.filter((v) => !v.symptom && !v.notExpectedHere && !v.cannotJudge)) {
     const judged = verdict.targets.filter((t) => t.margin !== undefined);
     if (judged.length === 0) continue;
-    if (verdict.label === 'mine') {
+    // The shipped file and known-wrong fixes, judged as the trainee's: each must miss; the stages must pass.
+    if (!verdict.label.startsWith('stage ')) {
       // One clear miss fails the goal: the target it misses by the most, on each measure.
       const misses = judged.map((t) => ({ name: t.name, median: 1 / (t.margin! + 1), edge: 1 / edgeFactor(t, 'miss') }));
       const byMedian = misses.reduce((a, b) => (a.median >= b.median ? a : b));

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { specFor, type ServerSpec } from '../scripts/bench.ts';
+import { nodeFlagsComment, specFor, type ServerSpec } from '../scripts/bench.ts';
 import type { Exercise } from '../scripts/exercises.ts';
 import { relativeToRoot } from '../scripts/paths.ts';
 
@@ -28,4 +28,36 @@ export function isAlive(pid: number): boolean {
 export function shippedAsMine(exercise: Exercise): ServerSpec {
   const mine = specFor(exercise, 'mine');
   return { run: { ...mine.run, label: 'mine', title: 'the shipped file, as a trainee gets it', file: relativeToRoot(exercise.shippedFile) }, absoluteFile: exercise.shippedFile };
+}
+
+/**
+ * The tags a known-wrong fix in test/wrong-fixes/NN-slug/ names its failure with: the probe before any load,
+ * what the load received or the probe after it, the exercise's after-load check (wrong-fixes.test.ts), or a
+ * target of the goal it misses in the author check's run (author.test.ts): fast, answering right, and
+ * still not fixed.
+ */
+export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict'] as const;
+export type WrongFixTag = (typeof WRONG_FIX_TAGS)[number];
+
+/** The known-wrong fixes of an exercise, as absolute paths. */
+export function wrongFixFiles(id: string): string[] {
+  const dir = path.join(TEST_DIR, 'wrong-fixes', id);
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f)) : [];
+}
+
+/** The file's tag and what it names, e.g. ['under-load', 'the task id repeats an earlier answer's']. */
+export function wrongFixTag(file: string): [tag: WrongFixTag, reason: string] | undefined {
+  const text = readFileSync(file, 'utf8');
+  for (const tag of WRONG_FIX_TAGS) {
+    const reason = new RegExp(`^// ${tag}: (.+)$`, 'm').exec(text)?.[1];
+    if (reason !== undefined) return [tag, reason];
+  }
+  return undefined;
+}
+
+/** A known-wrong fix judged as the trainee's file, labelled by its file name. */
+export function wrongFixSpec(exercise: Exercise, file: string): ServerSpec {
+  const spec = shippedAsMine(exercise);
+  const run = { ...spec.run, label: path.basename(file, '.ts'), title: 'a known-wrong fix, judged as yours', file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) };
+  return { run, absoluteFile: file };
 }

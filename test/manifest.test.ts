@@ -5,9 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { FORMER_IDS } from '../scripts/former-ids.ts';
 import { validateManifest, type Metric } from '../scripts/manifest.ts';
+import { backlogGrowth } from '../scripts/metrics/backlog-growth.ts';
 import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { throughputKept } from '../scripts/metrics/throughput-kept.ts';
-import { sampleManifest } from './sample.ts';
+import { sampleManifest, serverRun } from './sample.ts';
 
 describe('manifest validation', () => {
   it('accepts a sound manifest', () => {
@@ -60,6 +61,23 @@ describe('manifest validation', () => {
     expect(validateManifest(sampleManifest({ goal }))).toEqual(['throughputKept needs a fresh copy to compare with (load.freshCopy)']);
     const load = { ...sampleManifest().load, freshCopy: { pairs: 1 } };
     expect(validateManifest(sampleManifest({ load, goal }))).toEqual(['load.freshCopy.pairs must be a whole number from 2 to 30']);
+  });
+
+  it('asks for a count of finished work to judge backlogGrowth by, read around one measured phase', () => {
+    const goal = [{ metric: backlogGrowth, against: 'broken' as const, atMost: 0.4 }];
+    expect(validateManifest(sampleManifest({ goal }))).toEqual(["backlogGrowth needs a count of the work finished (the manifest's finishedWork)"]);
+    const finishedWork = async () => 0;
+    expect(validateManifest(sampleManifest({ goal, finishedWork }))).toEqual(['finishedWork is read around one measured phase: it needs load.turns: false']);
+    const load = { ...sampleManifest().load, turns: false as const };
+    expect(validateManifest(sampleManifest({ goal, finishedWork, load }))).toEqual([]);
+  });
+
+  it('reads backlogGrowth as answers a second less the work finished a second, over the measured phase', () => {
+    const run = serverRun('mine', 'mine', 300);
+    expect(backlogGrowth.read(run)).toBeUndefined();
+    expect(backlogGrowth.read({ ...run, finishedWork: { count: 540, seconds: 6 } })).toBe(210);
+    expect(backlogGrowth.read({ ...run, finishedWork: { count: 2100, seconds: 6 } })).toBe(-50);
+    expect(backlogGrowth.format(209.6)).toBe('210/s');
   });
 
   it('rejects ratios that are not positive numbers', () => {

@@ -1,24 +1,21 @@
 // Known-wrong fixes, part of the author check: each file in test/wrong-fixes/NN-*/ names the failure it
 // must trip (`// probe: ...` before any load, `// under-load: ...` for what the load receives or the probe
 // finds after it, `// after-load: ...` for what only shows after work), and is rejected for that reason.
+// Those tagged `// verdict: ...` answer right and miss a target of the goal: author.test.ts judges them.
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
 // uploads, metrics, a moved DNS record): they run several at a time, each with services of its own. The
 // ones put under load must each get enough requests to change or to fall behind: on a slower machine,
 // eight loaded at once left 08's fire-and-forget too few to pile up, so at most three are loaded at once
 // while the ones judged by the probe alone fill the rest (maxConcurrency in vitest.config.ts).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeFlagsComment, runBench, type ServerSpec } from '../scripts/bench.ts';
+import { runBench } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
-import { relativeToRoot } from '../scripts/paths.ts';
 import { turnLoad } from '../scripts/steady-turns.ts';
 import { honestyProblems } from '../scripts/verdict.ts';
-import { shippedAsMine, TEST_DIR } from './helpers.ts';
+import { WRONG_FIX_TAGS, wrongFixFiles, wrongFixSpec, wrongFixTag } from './helpers.ts';
 
 const exercises = await loadAllExercises();
-
-const TAGS = ['probe', 'under-load', 'after-load'] as const;
 
 /** Runs `work` once one of `count` slots is free: a cap on how many of these tests run at once. */
 function slots(count: number): <T>(work: () => Promise<T>) => Promise<T> {
@@ -39,28 +36,12 @@ function slots(count: number): <T>(work: () => Promise<T>) => Promise<T> {
 const probed = slots(5);
 const loaded = slots(3);
 
-function wrongFixes(id: string): string[] {
-  const dir = path.join(TEST_DIR, 'wrong-fixes', id);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f)) : [];
-}
-
-/** The file's tag and what it names, e.g. ['under-load', 'the task id repeats an earlier answer's']. */
-function tagOf(file: string): [tag: (typeof TAGS)[number], reason: string] | undefined {
-  const text = readFileSync(file, 'utf8');
-  for (const tag of TAGS) {
-    const reason = new RegExp(`^// ${tag}: (.+)$`, 'm').exec(text)?.[1];
-    if (reason !== undefined) return [tag, reason];
-  }
-  return undefined;
-}
-
 for (const exercise of exercises) {
   const { id } = exercise.manifest;
-  const files = wrongFixes(id);
-  const wrongSpec = (file: string): ServerSpec => {
-    const spec = shippedAsMine(exercise);
-    return { run: { ...spec.run, label: path.basename(file, '.ts'), file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) }, absoluteFile: file };
-  };
+  const files = wrongFixFiles(id);
+  const wrongSpec = (file: string) => wrongFixSpec(exercise, file);
+  // A wrong fix that misses a target of the goal is judged in the author check's run, beside the references.
+  const rejectedHere = files.filter((file) => wrongFixTag(file)?.[0] !== 'verdict');
   // A short steady load is enough to trip them: they change behaviour after at most a thousand requests,
   // or lose work. No ramp and at most 1,500 req/s: a wrong fix is not judged on speed.
   const { ramp: _ramp, ...steady } = turnLoad(exercise.manifest.load);
@@ -69,11 +50,12 @@ for (const exercise of exercises) {
   describe.concurrent(`known-wrong fixes: ${id}`, () => {
     it('has at least 3, each naming what rejects it', () => {
       expect(files.length).toBeGreaterThanOrEqual(3);
-      for (const file of files) expect(tagOf(file), `${path.basename(file)} has no // probe:, // under-load: or // after-load: line`).toBeDefined();
+      const tags = WRONG_FIX_TAGS.map((tag) => `// ${tag}:`).join(', ');
+      for (const file of files) expect(wrongFixTag(file), `${path.basename(file)} has none of the lines ${tags}`).toBeDefined();
     });
 
-    it.for(files.map((file) => [path.basename(file, '.ts'), file] as const))('%s is rejected for its named reason', { timeout: 120_000 }, async ([, file]) => {
-      const [tag, reason] = tagOf(file)!;
+    it.for(rejectedHere.map((file) => [path.basename(file, '.ts'), file] as const))('%s is rejected for its named reason', { timeout: 120_000 }, async ([, file]) => {
+      const [tag, reason] = wrongFixTag(file)!;
       if (tag === 'probe') {
         const [server] = (await probed(() => runBench(exercise, [wrongSpec(file)], { checkOnly: true }))).servers;
         expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();

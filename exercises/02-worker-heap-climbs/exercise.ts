@@ -3,6 +3,7 @@ import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { answerAtOnce, listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { backlogGrowth } from '../../scripts/metrics/backlog-growth.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
@@ -208,9 +209,12 @@ export default defineExercise({
   check,
   contract,
   afterLoad,
+  // Payloads stored in the server's bucket: set against the tasks answered, how fast the uploads fall behind.
+  finishedWork: (services) => storedCount(services.get(S3)!),
   goal: [
     { metric: heapGrowth, against: 'broken', atMost: 0.75 },
     { metric: timersPeak, against: 'broken', atMost: 0.4 },
+    { metric: backlogGrowth, against: 'broken', atMost: 0.4 },
     { metric: requestsPerSecond, against: 'broken', atLeast: 0.35 },
   ],
 });

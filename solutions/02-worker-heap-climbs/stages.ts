@@ -2,6 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/02-worker-heap-climbs/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
+import { backlogGrowth } from '../../scripts/metrics/backlog-growth.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
@@ -17,6 +18,7 @@ export default defineSolution({
       // slope, noisier over 6 s, 0.49-4.0x (see the solution's README).
       targets: [
         { metric: timersPeak, against: 'broken', atLeast: 0.5 },
+        { metric: backlogGrowth, against: 'broken', atLeast: 0.5 },
         { metric: heapGrowth, against: 'broken', atLeast: 0.3 },
       ],
     },
@@ -28,6 +30,7 @@ export default defineSolution({
       targets: [
         { metric: heapGrowth, against: 'broken', atMost: 0.75 },
         { metric: timersPeak, against: 'broken', atMost: 0.4 },
+        { metric: backlogGrowth, against: 'broken', atMost: 0.4 },
         { metric: requestsPerSecond, against: 'broken', atLeast: 0.35 },
       ],
     },
@@ -39,6 +42,7 @@ export default defineSolution({
       targets: [
         { metric: heapGrowth, against: 'broken', atMost: 0.75 },
         { metric: timersPeak, against: 'broken', atMost: 0.4 },
+        { metric: backlogGrowth, against: 'broken', atMost: 0.4 },
         { metric: requestsPerSecond, against: 'broken', atLeast: 0.35 },
       ],
     },
