@@ -39,7 +39,6 @@ const loaded = slots(3);
 for (const exercise of exercises) {
   const { id } = exercise.manifest;
   const files = wrongFixFiles(id);
-  const wrongSpec = (file: string) => wrongFixSpec(exercise, file);
   // A wrong fix that misses a target of the goal is judged in the author check's run, beside the references.
   const rejectedHere = files.filter((file) => wrongFixTag(file)?.[0] !== 'verdict');
   // A short steady load is enough to trip them: they change behaviour after at most a thousand requests,
@@ -57,13 +56,13 @@ for (const exercise of exercises) {
     it.for(rejectedHere.map((file) => [path.basename(file, '.ts'), file] as const))('%s is rejected for its named reason', { timeout: 120_000 }, async ([, file]) => {
       const [tag, reason] = wrongFixTag(file)!;
       if (tag === 'probe') {
-        const [server] = (await probed(() => runBench(exercise, [wrongSpec(file)], { checkOnly: true }))).servers;
+        const [server] = (await probed(() => runBench(exercise, [wrongFixSpec(exercise, file)], { checkOnly: true }))).servers;
         expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
         expect(server!.check?.ok, 'passed the correctness probe').toBe(false);
         expect(server!.check!.failures.join('\n')).toContain(reason);
         return;
       }
-      const [server] = (await loaded(() => runBench(brief, [wrongSpec(file)], { judge: false }))).servers;
+      const [server] = (await loaded(() => runBench(brief, [wrongFixSpec(exercise, file)], { judge: false }))).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
       expect(server!.check?.ok, `should pass the probe before the load: ${server!.check?.failures.join('; ')}`).toBe(true);
       if (tag === 'under-load') {
