@@ -37,6 +37,26 @@ async function routeStatus(baseUrl: string): Promise<RouteStatus | undefined> {
   return [reloads, revision, layers].every((n) => Number.isInteger(n)) ? { reloads: reloads!, revision: revision!, layers: layers! } : undefined;
 }
 
+/**
+ * Each server's router as the probe before the load left it: its size at two reload counts, keyed by the
+ * server's address (the probe after the load runs in the same process). The probe after the load checks
+ * that the router kept its course: a fixed app's size stays put, the shipped app's grows by the same
+ * number every reload, and an app rebuilt or restarted on a timer (the stop-gap) follows neither.
+ */
+const beforeLoad = new Map<string, { from: RouteStatus; to: RouteStatus }>();
+
+function expectSameCourse(expect: Expectations, before: { from: RouteStatus; to: RouteStatus }, after: RouteStatus): void {
+  const { from, to } = before;
+  const perReload = to.reloads > from.reloads ? (to.layers - from.layers) / (to.reloads - from.reloads) : 0;
+  const expected = to.layers + perReload * (after.reloads - to.reloads);
+  const kept = after.reloads >= to.reloads && Math.abs(after.layers - expected) <= Math.max(2, Math.abs(expected) * 0.02);
+  expect.expect(
+    kept,
+    'the app runs on from where the probe before the load left it (GET /_routes)',
+    `before the load, ${to.layers} layers at reload ${to.reloads} (${perReload.toFixed(1)} a reload since reload ${from.reloads}); after it, ${after.layers} at reload ${after.reloads}, where that pace gives ${Math.round(expected)}: the app was rebuilt or restarted, which hides a slowdown without removing its cause`,
+  );
+}
+
 /** Asks again until `done` holds for the answer or the wait is over; returns the last answer. */
 async function until(url: string, done: (response: FetchedResponse) => boolean): Promise<FetchedResponse> {
   const deadline = Date.now() + CHANGE_WAIT_MS;
@@ -118,7 +138,7 @@ async function expectStaticFiles(expect: Expectations, baseUrl: string, when: st
   }
 }
 
-async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
+async function check(baseUrl: string, { services, loadOver }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
   const table: RouteTableContext | undefined = services.get(ROUTE_TABLE);
   if (!expect.expect(Boolean(table), 'the route table service is running')) return expect.result();
@@ -185,6 +205,10 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   expectPage(expect, await fetchResponse(`${baseUrl}/api/pages/home`), 'home', home.rows ?? [], 'GET /api/pages/home answers its page after the table changed', removedIn);
   const later = await routeStatus(baseUrl);
   expect.expect((later?.reloads ?? 0) > (status?.reloads ?? 0), 'the reload count goes up', `${status?.reloads} then ${later?.reloads}`);
+  const before = beforeLoad.get(baseUrl);
+  beforeLoad.delete(baseUrl);
+  if (!loadOver && status && later) beforeLoad.set(baseUrl, { from: status, to: later });
+  if (loadOver && before && status) expectSameCourse(expect, before, status);
   return expect.result();
 }
 

@@ -43,7 +43,10 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
   process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
   if (!report.pass && !options.json) {
     const mine = precheck.servers[0];
-    const advice = precheck.pass
+    const brokeUnderLoad = report.verdicts.some((v) => v.label === 'mine' && v.problems.length > 0);
+    const advice = brokeUnderLoad
+      ? 'It answered the probe before the load, but not what the load or the checks after it needed: see the ✗ lines above.'
+      : precheck.pass
       ? 'It answers correctly but has not reached the target yet.'
       : mine?.failure
         ? 'It did not run: see the reason and what it printed above.'
