@@ -47,10 +47,10 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
     const advice = brokeUnderLoad
       ? 'It answered the probe before the load, but not what the load or the checks after it needed: see the ✗ lines above.'
       : precheck.pass
-      ? 'It answers correctly but has not reached the target yet.'
-      : mine?.failure
-        ? 'It did not run: see the reason and what it printed above.'
-        : 'It answers wrong: see the ✗ lines above.';
+        ? 'It answers correctly but has not reached the target yet.'
+        : mine?.failure
+          ? 'It did not run: see the reason and what it printed above.'
+          : 'It answers wrong: see the ✗ lines above.';
     process.stdout.write(`\n${advice} Stuck? npm run workshop -- hint ${id}\n`);
   }
   if (report.pass && stretch !== undefined) {
