@@ -26,6 +26,11 @@ export interface Target {
    * judged, and the verdict says why in `why`.
    */
   needsCores?: { count: number; why: string };
+  /**
+   * For a floor the work must keep rather than a speed to reach: what a miss means, said in place of
+   * "not reached the target yet" when this target is missed.
+   */
+  whenMissed?: string;
 }
 
 /** One answer the load received, kept for the contract check (see answers.ts). Header names are lower case. */

@@ -136,6 +136,7 @@ export interface TargetRecord {
   atLeast?: number;
   atMost?: number;
   needsCores?: { count: number; why: string };
+  whenMissed?: string;
 }
 
 export interface TargetResult {

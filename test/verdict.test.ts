@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { closingAdvice } from '../scripts/commands/verify.ts';
+import type { RunReport } from '../scripts/result.ts';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
 import { cpuPerAnswer } from '../scripts/metrics/cpu-per-answer.ts';
@@ -179,5 +181,37 @@ describe('verdict', () => {
     const [accepted] = judge(manifest, [serverRun('broken', 'broken', 100), serverRun('stage 1', 'stage', 1000)]);
     expect(accepted!.pass).toBe(false);
     expect(accepted!.expectedToFail).toMatchObject({ rejected: false });
+  });
+});
+
+describe("verify's closing line", () => {
+  const floor = { metric: requestsPerSecond, against: 'broken' as const, atMost: 2, whenMissed: 'It skipped the work.' };
+  const manifest = sampleManifest({ goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 10 }, floor] });
+  const reportOf = (mine: ReturnType<typeof serverRun>): RunReport => {
+    const servers = [serverRun('broken', 'broken', 100), mine];
+    return { exercise: { id: '99-sample', title: 'Sample' }, node: process.version, startedAt: '', load: manifest.load, servers, verdicts: judge(manifest, servers), pass: false };
+  };
+  // The probe before the load: the trainee's file alone, not judged.
+  const precheck = (changes: Partial<ReturnType<typeof serverRun>> = {}): RunReport => ({
+    ...reportOf(serverRun('mine', 'mine', undefined)),
+    servers: [serverRun('mine', 'mine', undefined, changes)],
+    verdicts: [],
+    pass: !changes.check && !changes.failure,
+  });
+
+  it('says why the file failed: a floor of the work missed, a target not reached yet, answers broken under load', () => {
+    // 10,000 req/s: 100x, and 100x over the floor's 2x. Skipped work, whatever its speed.
+    expect(closingAdvice(reportOf(serverRun('mine', 'mine', 10_000)), precheck())).toBe('It skipped the work.');
+    // 1.5x: short of 10x, within the floor.
+    expect(closingAdvice(reportOf(serverRun('mine', 'mine', 150)), precheck())).toBe('It answers correctly but has not reached the target yet.');
+    const brokeUnderLoad = serverRun('mine', 'mine', 10_000, { answers: { sampled: 80, broken: 3, problems: [{ problem: 'status 500, not 200', count: 3, example: '500' }] } });
+    expect(closingAdvice(reportOf(brokeUnderLoad), precheck())).toContain('but not what the load or the checks after it needed');
+  });
+
+  it('says the file answers wrong, or did not run, when the probe before the load failed', () => {
+    const wrong = precheck({ check: { ok: false, passed: [], failures: ['GET / answers 200'] } });
+    expect(closingAdvice(wrong, wrong)).toBe('It answers wrong: see the ✗ lines above.');
+    const crashed = precheck({ failure: 'exited with code 1 before it listened' });
+    expect(closingAdvice(crashed, crashed)).toBe('It did not run: see the reason and what it printed above.');
   });
 });

@@ -41,18 +41,7 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
   const specs = stretch !== undefined ? stretchSpecs(exercise, stretch) : verifyChoices(exercise).map((choice) => specFor(exercise, choice));
   const report = precheck.pass ? await runBenchRepeated(exercise, specs, bench, options.runs ?? 1) : precheck;
   process.stdout.write(`${options.json ? renderJson(report) : renderReport(report)}\n`);
-  if (!report.pass && !options.json) {
-    const mine = precheck.servers[0];
-    const brokeUnderLoad = report.verdicts.some((v) => v.label === 'mine' && v.problems.length > 0);
-    const advice = brokeUnderLoad
-      ? 'It answered the probe before the load, but not what the load or the checks after it needed: see the ✗ lines above.'
-      : precheck.pass
-        ? 'It answers correctly but has not reached the target yet.'
-        : mine?.failure
-          ? 'It did not run: see the reason and what it printed above.'
-          : 'It answers wrong: see the ✗ lines above.';
-    process.stdout.write(`\n${advice} Stuck? npm run workshop -- hint ${id}\n`);
-  }
+  if (!report.pass && !options.json) process.stdout.write(`\n${closingAdvice(report, precheck)} Stuck? npm run workshop -- hint ${id}\n`);
   if (report.pass && stretch !== undefined) {
     if (!options.json) process.stdout.write(`\n${green(bold('Stretch reached.'))} Your file meets what the reference's last stage meets.\n`);
   } else if (report.pass) {
@@ -64,6 +53,16 @@ export async function verify(exercise: Exercise, options: VerifyOptions = {}): P
     }
   }
   return report;
+}
+
+/** What `verify` says after a verdict that is not a pass: why, in one sentence, from the run and its probe before the load. */
+export function closingAdvice(report: RunReport, precheck: RunReport): string {
+  const mine = report.verdicts.find((v) => v.label === 'mine' && !v.symptom);
+  if (mine && mine.problems.length > 0) return 'It answered the probe before the load, but not what the load or the checks after it needed: see the ✗ lines above.';
+  if (!precheck.pass) return precheck.servers[0]?.failure ? 'It did not run: see the reason and what it printed above.' : 'It answers wrong: see the ✗ lines above.';
+  // A floor the work must keep, missed: not a speed still to reach.
+  const floor = mine?.targets.find((t) => !t.pass && !t.tooClose && t.target.whenMissed);
+  return floor ? floor.target.whenMissed! : 'It answers correctly but has not reached the target yet.';
 }
 
 /** After a pass: what the reference's last stage reaches beyond the goal, and how to measure against it. */

@@ -2,7 +2,7 @@
 // live with the solutions; the trainee's folder holds the declaration (exercises/09-one-core-busy/exercise.ts).
 // scripts/exercises.ts merges the two into the exercise's manifest.
 import { defineSolution } from '../../scripts/manifest.ts';
-import { SCALES_OUT, USES_THE_CORES } from '../../exercises/09-one-core-busy/exercise.ts';
+import { DOES_THE_WORK, SCALES_OUT, USES_THE_CORES } from '../../exercises/09-one-core-busy/exercise.ts';
 
 export default defineSolution({
   stages: [
@@ -11,7 +11,7 @@ export default defineSolution({
       title: 'one worker per core',
       changes:
         "The primary process forks one node:cluster worker per core, each running the unchanged service on the shared port, and replaces a worker that dies while serving.",
-      targets: [USES_THE_CORES, SCALES_OUT],
+      targets: [USES_THE_CORES, SCALES_OUT, DOES_THE_WORK],
     },
   ],
   profile: {
