@@ -15,10 +15,11 @@ export default defineSolution({
       changes:
         "Only the Node flag changes: --max-old-space-size goes from the container's 1,536 MB to 6,144 MB, and the code is the shipped code.",
       // Still piling up: its timers, one per upload waiting, read 0.77-1.20x the shipped server's; its heap's
-      // slope, noisier over 6 s, 0.49-4.0x (see the solution's README).
+      // slope, noisier over 6 s, 0.49-4.0x; its backlog 0.55-1.10x, as low as the shipped file's own reading
+      // in the same run (see the solution's README).
       targets: [
         { metric: timersPeak, against: 'broken', atLeast: 0.5 },
-        { metric: backlogGrowth, against: 'broken', atLeast: 0.5 },
+        { metric: backlogGrowth, against: 'broken', atLeast: 0.4 },
         { metric: heapGrowth, against: 'broken', atLeast: 0.3 },
       ],
     },
