@@ -3,6 +3,7 @@
 // probe well and the load badly (a memoized body, a smaller one, an error sent with 200) fails.
 import type { AnswerContract, AnswerSample, ExerciseManifest } from './manifest.ts';
 import type { AnswerCheck, Role } from './result.ts';
+import { ServiceContexts } from './service.ts';
 
 /** One answer kept every this many milliseconds per server: about 20 a second, whatever its speed. */
 export const SAMPLE_EVERY_MS = 50;
@@ -12,13 +13,26 @@ const MAX_SAMPLES = 2_000;
 export class AnswerSampler {
   readonly samples: AnswerSample[] = [];
   private next = 0;
+  /** The sample kept last, until its response time arrives. */
+  private timing: AnswerSample | undefined;
 
   /** autocannon's onResponse: keeps the answer when its turn has come. */
   readonly onResponse = (status: number, body: string, _context: object, headers: Record<string, string | string[] | undefined> | undefined): void => {
     const now = Date.now();
     if (now < this.next || this.samples.length >= MAX_SAMPLES) return;
     this.next = now + SAMPLE_EVERY_MS;
-    this.samples.push({ status, headers: lowerCased(headers ?? {}), body, receivedAt: now });
+    this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now };
+    this.samples.push(this.timing);
+  };
+
+  /**
+   * autocannon's 'response' event, which follows each onResponse at once, for the same answer: its
+   * response time dates the request of the sample just kept.
+   */
+  readonly onTimed = (_client: unknown, _status: number, _bytes: number, responseTime: number): void => {
+    if (!this.timing) return;
+    this.timing.sentAt = this.timing.receivedAt - responseTime;
+    this.timing = undefined;
   };
 }
 
@@ -35,8 +49,11 @@ export function contractFor(manifest: ExerciseManifest, role: Role): AnswerContr
   return role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract;
 }
 
-/** Holds every sampled answer to the contract; a repeated distinct key counts as one broken answer each. */
-export function checkAnswers(contract: AnswerContract, samples: readonly AnswerSample[]): AnswerCheck {
+/**
+ * Holds every sampled answer to the contract, with the server's own services (none: a contract that reads
+ * them has nothing to compare); a repeated distinct key counts as one broken answer each.
+ */
+export function checkAnswers(contract: AnswerContract, samples: readonly AnswerSample[], services: ServiceContexts = new ServiceContexts()): AnswerCheck {
   const counts = new Map<string, { count: number; example: string }>();
   const note = (problem: string, example: string) => {
     const seen = counts.get(problem);
@@ -49,7 +66,7 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
     let problems: string[];
     let key: string | undefined;
     try {
-      problems = contract.check(sample);
+      problems = contract.check(sample, { services });
       key = contract.distinct?.(sample);
     } catch (error) {
       problems = [`the contract could not read it (${error instanceof Error ? error.message : String(error)})`];

@@ -130,6 +130,7 @@ export function runPhase(
       times = [];
       onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter, ...(latencyLastSecond ? { latencyLastSecond } : {}) });
     });
+    if (sampler) (instance as unknown as NodeJS.EventEmitter).on('response', sampler.onTimed);
     attach?.(instance);
   });
 }

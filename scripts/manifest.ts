@@ -40,6 +40,8 @@ export interface AnswerSample {
   body: string;
   /** Date.now() when it arrived: timestamps in the body are compared with it. */
   receivedAt: number;
+  /** Date.now() when its request went out (receivedAt less its response time); unknown for a sample kept without it. */
+  sentAt?: number;
 }
 
 /**
@@ -48,8 +50,11 @@ export interface AnswerSample {
  * Content-Type, size, shape, a timestamp close to the answer).
  */
 export interface AnswerContract {
-  /** The ways one answer breaks the contract, in words; empty when it keeps it. */
-  check(answer: AnswerSample): string[];
+  /**
+   * The ways one answer breaks the contract, in words; empty when it keeps it. `services` holds the
+   * server's own services, for an answer that must match what they published while it was asked (06).
+   */
+  check(answer: AnswerSample, context: { services: ServiceContexts }): string[];
   /** Where every answer must carry fresh data: a key that must not repeat among the sampled answers. */
   distinct?(answer: AnswerSample): string | undefined;
   /** What the key is, for the failure ("the seed data"). */

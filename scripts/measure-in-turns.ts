@@ -65,9 +65,9 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
     }
     await Promise.all(
       contenders.map(async (contender) => {
-        const { run, server, sampler } = contender;
+        const { run, server, sampler, contexts } = contender;
         if (!server.exit()) await afterTurns(exercise, contender, options);
-        run.answers = checkAnswers(contractFor(manifest, run.role), sampler.samples);
+        run.answers = checkAnswers(contractFor(manifest, run.role), sampler.samples, contexts);
         await server.stop();
         options.onEvent?.({ type: 'done', run });
       }),

@@ -28,6 +28,6 @@ export async function measureSoak(exercise: Exercise, started: Started, soak: So
     noteCrash(run, server, 'during the load');
     return run;
   }
-  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples);
+  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts);
   return run;
 }

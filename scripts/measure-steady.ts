@@ -52,6 +52,6 @@ export async function measureSteady(exercise: Exercise, started: Started, option
       return run;
     }
   }
-  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples);
+  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts);
   return run;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AnswerSampler, answerProblems, checkAnswers, SAMPLE_EVERY_MS } from '../scripts/answers.ts';
 import type { AnswerContract, AnswerSample } from '../scripts/manifest.ts';
+import { defineService, ServiceContexts } from '../scripts/service.ts';
 
 const json = (body: object, headers: Record<string, string> = { 'content-type': 'application/json' }): AnswerSample => ({
   status: 200,
@@ -56,6 +57,29 @@ describe('answers under load', () => {
   it('passes answers that keep the contract, and fails a run where nothing could be sampled', () => {
     expect(answerProblems(checkAnswers(contract, [json({ data: 'abcd' }), json({ data: 'efgh' })]))).toEqual([]);
     expect(answerProblems(checkAnswers(contract, []))).toEqual(['under load: no answer could be sampled']);
+  });
+
+  it("dates a kept answer's request from the response time that follows it, and only that answer's", () => {
+    const sampler = new AnswerSampler();
+    sampler.onTimed(undefined, 200, 10, 5); // an answer that was not kept
+    sampler.onResponse(200, 'x', {}, {});
+    const kept = sampler.samples[0]!;
+    expect(kept.sentAt).toBeUndefined();
+    sampler.onTimed(undefined, 200, 10, 12.5);
+    expect(kept.sentAt).toBe(kept.receivedAt - 12.5);
+    sampler.onTimed(undefined, 200, 10, 400); // the next answer's, not kept
+    expect(kept.sentAt).toBe(kept.receivedAt - 12.5);
+  });
+
+  it("gives the contract the server's own services", () => {
+    const clock = defineService({ name: 'clock', start: async () => ({ prepare: async () => ({ env: {}, context: 0 }), describe: () => '', stop: async () => {} }) });
+    const services = new ServiceContexts();
+    services.set(clock, 1000);
+    const late: AnswerContract = { check: (answer, context) => ((answer.sentAt ?? 0) > (context.services.get(clock) ?? Infinity) ? ['sent after the clock'] : []) };
+    const at = (sentAt: number): AnswerSample => ({ ...json({ data: 'abcd' }), sentAt });
+    expect(checkAnswers(late, [at(900), at(1100), at(1200)], services).broken).toBe(2);
+    // Without the services, the contract has nothing to compare.
+    expect(checkAnswers(late, [at(900), at(1100)]).broken).toBe(0);
   });
 
   it('reports a contract that throws as a broken answer, not a crash of the harness', () => {

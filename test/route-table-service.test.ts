@@ -3,8 +3,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startServices } from '../scripts/services/index.ts';
-import { routeTableService, type PublishedTable } from '../scripts/services/route-table.ts';
-import { DEFAULT_ROUTES_FILE } from '../exercises/06-app-slows-by-the-hour/site.ts';
+import { routeTableService, type PublishedTable, type RouteTableContext } from '../scripts/services/route-table.ts';
+import { ServiceContexts } from '../scripts/service.ts';
+import exercise06 from '../exercises/06-app-slows-by-the-hour/exercise.ts';
+import { DEFAULT_ROUTES_FILE, pageView, readRouteTable } from '../exercises/06-app-slows-by-the-hour/site.ts';
+import type { AnswerSample } from '../scripts/manifest.ts';
 
 const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as PublishedTable;
 
@@ -43,7 +46,46 @@ describe('route-table service', () => {
     table.current().routes.pop();
     expect(table.current().routes).toHaveLength(shipped.routes.length + 1);
 
+    // When each revision was replaced: the next one's publication; the latest, and one never published, not yet.
+    const latest = table.current();
+    expect(table.replacedAt(latest.revision)).toBeUndefined();
+    expect(table.replacedAt(latest.revision - 1)).toBe(Date.parse(latest.publishedAt));
+    expect(table.replacedAt(start.revision)).toBeLessThanOrEqual(Date.parse(latest.publishedAt));
+    expect(table.replacedAt(start.revision)).toBeGreaterThanOrEqual(Date.parse(start.publishedAt));
+    expect(table.replacedAt(shipped.revision)).toBeUndefined();
+
     await services.stop();
     expect(existsSync(path.dirname(file))).toBe(false);
+  });
+
+  it("06's contract: a page built from a table replaced well before its request went out was kept, not routed", async () => {
+    const services = await startServices(exercise06.services!);
+    try {
+      const { contexts } = await services.prepare();
+      const table = contexts.get(exercise06.services![0]!) as RouteTableContext;
+      await sleep(400);
+      const rows = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => entry.path === '/api/pages/home')!.rows!;
+      const latest = table.current().revision;
+      const page = (revision: number, sentAt: number): AnswerSample => ({
+        status: 200,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: JSON.stringify(pageView('home', rows, revision)),
+        receivedAt: sentAt + 2,
+        sentAt,
+      });
+      const check = (answer: AnswerSample) => exercise06.contract.check(answer, { services: contexts });
+      const old = latest - 6;
+      // A reload behind (the server reads the table every 50 ms): kept to the contract.
+      expect(check(page(old, table.replacedAt(old)! + 60))).toEqual([]);
+      expect(check(page(latest, Date.now()))).toEqual([]);
+      // Its table replaced 300 ms before the request: a kept page.
+      expect(check(page(old, table.replacedAt(old)! + 300)).join('; ')).toMatch(/replaced more than 250 ms before the request went out/);
+      // Without the request's time, or the service's record of the revision, nothing to compare.
+      const { sentAt: _sentAt, ...undated } = page(old, table.replacedAt(old)! + 300);
+      expect(check(undated)).toEqual([]);
+      expect(exercise06.contract.check(page(old, table.replacedAt(old)! + 300), { services: new ServiceContexts() })).toEqual([]);
+    } finally {
+      await services.stop();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult, type FetchedResponse } from '../../scripts/check.ts';
-import { defineExercise, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
+import { defineExercise, type AnswerContract, type AnswerSample, type CheckContext } from '../../scripts/manifest.ts';
 import { routeTableService, type RouteTableContext } from '../../scripts/services/route-table.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { throughputKept } from '../../scripts/metrics/throughput-kept.ts';
@@ -77,8 +77,8 @@ const HOME_ROWS = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => ent
 /**
  * What a client of a page route relies on in every answer, the probe's and the load's alike: 200, JSON
  * that says so in its Content-Type, and exactly the page its rows make, from some revision of the table.
- * The page has no timestamp and is the same for every request of one revision: nothing to hold fresh here;
- * the probe (again after the load) checks that a change to the table reaches the answers.
+ * The probe (again after the load) checks that a change to the table reaches the answers; under load, the
+ * contract checks that the revision was still current about when the request went out (stalePage).
  */
 function pageProblems(status: number, contentType: string | null, json: unknown, page: string, rows: string[]): string[] {
   const problems: string[] = [];
@@ -106,8 +106,28 @@ function parsed(text: string): unknown {
   }
 }
 
+/**
+ * How long after a revision was replaced an answer may still be built from it, counted from when its
+ * request went out. A server that routes every request answers from the table it last read, at most one
+ * reload (50 ms) old, plus however long its event loop was held; five reloads leave room for a busy
+ * machine. A page kept while the load lasts is up to a turn behind (a second, three beside a fresh copy).
+ */
+const STALE_AFTER_MS = 250;
+
+/** An answer built from a table replaced well before its request went out: the page was kept, not routed. */
+function stalePage(answer: AnswerSample, json: unknown, table: RouteTableContext | undefined): string[] {
+  const revision = (typeof json === 'object' && json !== null ? json : {}) as { revision?: unknown };
+  if (!table || answer.sentAt === undefined || typeof revision.revision !== 'number') return [];
+  const replacedAt = table.replacedAt(revision.revision);
+  if (replacedAt === undefined || replacedAt >= answer.sentAt - STALE_AFTER_MS) return [];
+  return [`built from a route table replaced more than ${STALE_AFTER_MS} ms before the request went out (a page kept from an earlier request)`];
+}
+
 const contract: AnswerContract = {
-  check: (answer) => pageProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), 'home', HOME_ROWS),
+  check: (answer, { services }) => {
+    const json = parsed(answer.body);
+    return [...pageProblems(answer.status, answer.headers['content-type'] ?? null, json, 'home', HOME_ROWS), ...stalePage(answer, json, services.get(ROUTE_TABLE))];
+  },
 };
 
 /** The page route's answer is exactly the page its rows make, built from revision `atLeast` or later. */

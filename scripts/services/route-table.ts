@@ -21,7 +21,15 @@ export interface RouteTableContext {
   current(): PublishedTable;
   /** Changes the routes and publishes them at once; returns the revision they were published under. */
   update(change: (routes: Record<string, unknown>[]) => Record<string, unknown>[]): number;
+  /**
+   * Date.now() when the revision after this one was published: from then on this one is out of date.
+   * Undefined for the latest, and for one this service did not publish or no longer remembers.
+   */
+  replacedAt(revision: number): number | undefined;
 }
+
+/** How many publications' times are remembered: 30 minutes at one every 50 ms. */
+const REMEMBERED = 36_000;
 
 export interface RouteTableOptions {
   /** The table as shipped: a JSON file with `revision` and `routes`. */
@@ -47,8 +55,17 @@ async function startRouteTables(directory: string, options: RouteTableOptions): 
       clearInterval(timer);
       const file = path.join(directory, `routes-${++count}.json`);
       let table: PublishedTable = { ...shipped, routes: structuredClone(shipped.routes) };
+      // When each revision was published, from `firstRevision` on.
+      const publishedAt: number[] = [];
+      let firstRevision = shipped.revision + 1;
       const publish = (routes = table.routes): number => {
-        table = { revision: table.revision + 1, publishedAt: new Date().toISOString(), routes };
+        const now = Date.now();
+        table = { revision: table.revision + 1, publishedAt: new Date(now).toISOString(), routes };
+        publishedAt.push(now);
+        if (publishedAt.length > REMEMBERED) {
+          publishedAt.shift();
+          firstRevision += 1;
+        }
         writeFileSync(`${file}.next`, JSON.stringify(table, null, 2));
         renameSync(`${file}.next`, file);
         return table.revision;
@@ -63,6 +80,7 @@ async function startRouteTables(directory: string, options: RouteTableOptions): 
         file,
         current: () => structuredClone(table),
         update: (change) => publish(change(structuredClone(table.routes))),
+        replacedAt: (revision) => (revision >= firstRevision ? publishedAt[revision + 1 - firstRevision] : undefined),
       };
       return { env: { ROUTES_FILE: file }, context };
     },
