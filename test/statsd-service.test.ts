@@ -6,7 +6,11 @@ import dns2, { Packet } from 'dns2';
 import { describe, expect, it } from 'vitest';
 import { isPortFree, liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
-import { statsdService, waitForLines } from '../scripts/services/statsd.ts';
+import { statsdService, waitForLines, type StatsdContext } from '../scripts/services/statsd.ts';
+import { ServiceContexts } from '../scripts/service.ts';
+import type { AnswerSample } from '../scripts/manifest.ts';
+import exercise07 from '../exercises/07-p99-hits-a-second/exercise.ts';
+import { assign, type Experiment } from '../exercises/07-p99-hits-a-second/experiments.ts';
 
 function resolverFor(server: string): dns.promises.Resolver {
   const resolver = new dns.promises.Resolver({ timeout: 2000, tries: 3 });
@@ -148,6 +152,86 @@ describe('statsd service', () => {
       expect((await statsd.state()).dns.duplicates).toBe(1);
     } finally {
       for (const socket of sockets) socket.close();
+      await services.stop();
+    }
+  });
+
+  it('changes one upstream path every everyMs, holds it still for a probe, and says what was served when', async () => {
+    const wanted = statsdService({ upstreamRoutes: { '/x': 'a', '/y': 'kept' }, upstreamChanges: { path: '/x', everyMs: 100, documents: ['a', 'b'] } });
+    const services = await startServices([wanted]);
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const { contexts, env } = await services.prepare();
+      const statsd = contexts.get(wanted)!;
+      const upstream = env.UPSTREAM_URL!.replace('upstream.hotpath.test', '127.0.0.1');
+      expect(services.describe()[0]).toContain('/x changes every 100 ms');
+      // Under way, the path switches between its documents; the other paths stay as set.
+      const seen = new Set<string>();
+      const started = Date.now();
+      while (Date.now() - started < 1500 && seen.size < 2) {
+        const answer = await get(`${upstream}/x`, agent);
+        const at = Date.now();
+        seen.add(JSON.parse(answer.body));
+        // What was answered is among what the service says was current while it was asked.
+        expect(statsd.answeredBetween('/x', at - 30, at)).toContain(JSON.parse(answer.body));
+        expect(JSON.parse((await get(`${upstream}/y`, agent)).body)).toBe('kept');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect([...seen].sort()).toEqual(['a', 'b']);
+      // A stretch of a second saw both; before the server run began, the routes it began with.
+      expect(statsd.answeredBetween('/x', Date.now() - 1000, Date.now())).toEqual(expect.arrayContaining(['a', 'b']));
+      expect(statsd.answeredBetween('/x', started - 60_000, started - 59_000)).toEqual(['a']);
+      // Held: back at the routes the run began with, and no change for longer than three periods.
+      await statsd.holdRoutes(async () => {
+        // Past the millisecond the hold's change was acknowledged in, when the one before may still count.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const from = Date.now();
+        for (let i = 0; i < 8; i++) {
+          expect(JSON.parse((await get(`${upstream}/x`, agent)).body)).toBe('a');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(statsd.answeredBetween('/x', from, Date.now())).toEqual(['a']);
+      });
+      await expect.poll(async () => JSON.parse((await get(`${upstream}/x`, agent)).body), { timeout: 2000, interval: 20 }).toBe('b');
+    } finally {
+      agent.destroy();
+      await services.stop();
+    }
+  });
+
+  it("07's contract: a decision whose allocation the registry replaced well before the request went out was kept", async () => {
+    const services = await startServices(exercise07.services!);
+    try {
+      const { contexts } = await services.prepare();
+      const statsd = contexts.get(exercise07.services![0]!) as StatsdContext;
+      const decision = (variant: string, sentAt: number, user = 'u-42'): AnswerSample => ({
+        status: 200,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: JSON.stringify({ experiment: 'checkout-button', user, variant }),
+        receivedAt: sentAt + 2,
+        sentAt,
+      });
+      const check = (answer: AnswerSample) => exercise07.contract!.check(answer, { services: contexts });
+      // A moment when one allocation has been current for the last 60 ms (the registry switches every 200 ms).
+      let served: unknown[] | undefined;
+      let now = 0;
+      await expect
+        .poll(() => ((now = Date.now()), (served = statsd.answeredBetween('/experiments/checkout-button', now - 60, now + 2))?.length), { timeout: 3000, interval: 10 })
+        .toBe(1);
+      const current = assign(served![0] as Experiment, 'u-42');
+      const other = current === 'grey' ? 'green' : 'grey';
+      expect(check(decision(current, now))).toEqual([]);
+      expect(check(decision(other, now)).join('; ')).toMatch(/the variant of an allocation the registry replaced more than 50 ms before the request went out/);
+      // Both variants come up under load.
+      await expect.poll(() => statsd.answeredBetween('/experiments/checkout-button', Date.now() - 100, Date.now())!.map((e) => assign(e as Experiment, 'u-42')), { timeout: 2000, interval: 20 }).toContain(other);
+      // Another user, or a variant the experiment does not have: not the decision, dated or not.
+      expect(check(decision(current, now, 'u-7')).join('; ')).toMatch(/not the decision/);
+      expect(check(decision('blue', now)).join('; ')).toMatch(/not the decision/);
+      // Without the request's time, or the registry's record of its changes, nothing to compare the variant with.
+      const { sentAt: _sentAt, ...undated } = decision(other, now);
+      expect(check(undated)).toEqual([]);
+      expect(exercise07.contract!.check(decision(other, now), { services: new ServiceContexts() })).toEqual([]);
+    } finally {
       await services.stop();
     }
   });

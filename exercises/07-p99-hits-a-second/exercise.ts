@@ -49,7 +49,17 @@ async function expectDecision(expect: Expectations, baseUrl: string, user: strin
 
 /** The user the load asks about, and the variant the registry's allocation (as the workshop starts it) gives them. */
 const LOAD_USER = 'u-42';
-const LOAD_VARIANT = assign(REGISTRY[EXPERIMENT_PATH]!, LOAD_USER);
+const REGISTERED = REGISTRY[EXPERIMENT_PATH]!;
+const LOAD_VARIANT = assign(REGISTERED, LOAD_USER);
+/** The same experiment ramped all the way to the variant the load's user does not get: the registry switches between the two under load. */
+const SWITCHED: Experiment = { name: EXPERIMENT, variants: REGISTERED.variants.map((v) => ({ ...v, weight: v.name === LOAD_VARIANT ? 0 : 100 / (REGISTERED.variants.length - 1) })) };
+/** How often the registry switches the allocation under load. */
+const SWITCH_EVERY_MS = 200;
+/**
+ * How long before its request went out an answer's allocation may have been replaced. An honest server asks
+ * the registry after the request arrives, so none at all; this is room for the clock's milliseconds.
+ */
+const STALE_AFTER_MS = 50;
 
 function parsed(text: string): unknown {
   try {
@@ -59,11 +69,23 @@ function parsed(text: string): unknown {
   }
 }
 
-/** Every answer is the same decision: no timestamp to hold, nothing that must differ between answers. */
+/**
+ * Every answer is a decision for the load's user, with the variant of an allocation the registry served
+ * while its request was out: the registry switches it every SWITCH_EVERY_MS, so a kept decision shows.
+ */
 const contract: AnswerContract = {
-  check: (answer) => {
+  check: (answer, { services }) => {
     const json = parsed(answer.body);
-    return [...answerProblems(answer.status, answer.headers['content-type'] ?? null, json), ...(json === undefined ? [] : decisionProblems(json, LOAD_USER, LOAD_VARIANT))];
+    const problems = answerProblems(answer.status, answer.headers['content-type'] ?? null, json);
+    if (json === undefined) return problems;
+    const variant = (json as Record<string, unknown>).variant;
+    const either = [LOAD_VARIANT, assign(SWITCHED, LOAD_USER)];
+    const decision = decisionProblems(json, LOAD_USER, typeof variant === 'string' && either.includes(variant) ? variant : LOAD_VARIANT);
+    if (decision.length > 0) return [...problems, ...decision];
+    const served = answer.sentAt === undefined ? undefined : services.get(STATSD)?.answeredBetween(EXPERIMENT_PATH, answer.sentAt - STALE_AFTER_MS, answer.receivedAt);
+    // Without the registry's changes (or the request's time) there is nothing to compare the variant with.
+    if (!served || served.some((experiment) => assign(experiment as Experiment, LOAD_USER) === variant)) return problems;
+    return [...problems, `the variant of an allocation the registry replaced more than ${STALE_AFTER_MS} ms before the request went out (a decision kept from an earlier request)`];
   },
 };
 
@@ -92,22 +114,24 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const expect = new Expectations();
   const statsd = services.get(STATSD);
   if (!expect.expect(Boolean(statsd), 'the StatsD service is running')) return expect.result();
-  const registered = REGISTRY[EXPERIMENT_PATH]!;
   // The probe also runs after the load, when the sink already holds the load's metrics: count from here.
   const before = await quietCounts(statsd!);
-  for (const user of PROBE_USERS) {
-    await expectDecision(expect, baseUrl, user, registered, "each user gets the variant of the experiment's allocation");
-  }
-  // A ramp-up in the registry applies to the next decision: the service must not keep an old copy.
-  const ramped: Experiment = { name: EXPERIMENT, variants: registered.variants.map((v, i) => ({ ...v, weight: i === registered.variants.length - 1 ? 100 : 0 })) };
-  await statsd!.setUpstreamRoutes({ ...REGISTRY, [EXPERIMENT_PATH]: ramped });
-  try {
-    for (const user of RAMP_USERS) {
-      await expectDecision(expect, baseUrl, user, ramped, "the decision follows the experiment's current allocation in the registry");
+  // The registry holds still for the probe, at its allocation as the workshop starts it.
+  await statsd!.holdRoutes(async () => {
+    for (const user of PROBE_USERS) {
+      await expectDecision(expect, baseUrl, user, REGISTERED, "each user gets the variant of the experiment's allocation");
     }
-  } finally {
-    await statsd!.setUpstreamRoutes(REGISTRY);
-  }
+    // A ramp-up in the registry applies to the next decision: the service must not keep an old copy.
+    const ramped: Experiment = { name: EXPERIMENT, variants: REGISTERED.variants.map((v, i) => ({ ...v, weight: i === REGISTERED.variants.length - 1 ? 100 : 0 })) };
+    await statsd!.setUpstreamRoutes({ ...REGISTRY, [EXPERIMENT_PATH]: ramped });
+    try {
+      for (const user of RAMP_USERS) {
+        await expectDecision(expect, baseUrl, user, ramped, "the decision follows the experiment's current allocation in the registry");
+      }
+    } finally {
+      await statsd!.setUpstreamRoutes(REGISTRY);
+    }
+  });
   // Every decision reports its four metrics to StatsD, under the StatsD name.
   const { counts } = await waitForLines(statsd!, before.lines + PROBE_REQUESTS * METRICS.length, { quietMs: 3000, limitMs: 8000 });
   const short = missing(counts, PROBE_REQUESTS, before);
@@ -188,7 +212,8 @@ async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAt
 
 /**
  * A DNS server that answers 1,000 lookups a second, a StatsD sink behind a name, and the experiment
- * registry behind another name, whose load balancer closes a connection after 10 requests.
+ * registry behind another name, whose load balancer closes a connection after 10 requests, and where the
+ * load's experiment switches allocation every SWITCH_EVERY_MS (held still for the probes).
  */
 const STATSD = statsdService({
   dnsLatencyMs: 1,
@@ -198,6 +223,7 @@ const STATSD = statsdService({
   upstreamLatencyMs: 2,
   upstreamRequestsPerConnection: 10,
   upstreamRoutes: REGISTRY,
+  upstreamChanges: { path: EXPERIMENT_PATH, everyMs: SWITCH_EVERY_MS, documents: [REGISTERED, SWITCHED] },
 });
 
 export default defineExercise({

@@ -18,8 +18,24 @@ export interface StatsdOptions {
   upstreamRequestsPerConnection?: number;
   /** What the upstream answers, by path: GET <path> gets the JSON of routes[path], anything else a 404. */
   upstreamRoutes?: Record<string, unknown>;
+  /**
+   * One upstream path that changes while the service runs, as a registry changes under a live service:
+   * every `everyMs` it gets the next of `documents`, round and round, except while a probe holds the
+   * routes (`holdRoutes`). `answeredBetween` says which were current when.
+   */
+  upstreamChanges?: { path: string; everyMs: number; documents: unknown[] };
   port?: number;
 }
+
+/** One change of the upstream's routes: sent from here at `sent`, acknowledged at `acked` (Date.now()). */
+interface Publication {
+  sent: number;
+  acked: number;
+  routes: Record<string, unknown>;
+}
+
+/** How many changes are remembered: an hour at one every 500 ms. */
+const REMEMBERED = 7200;
 
 /** Metric lines the sink received since the server run began, by the address they were sent to and by name. */
 export interface StatsdCounts {
@@ -50,6 +66,16 @@ export interface StatsdContext {
   moveRecord(address: string): Promise<void>;
   /** Replaces what the upstream answers, by path. */
   setUpstreamRoutes(routes: Record<string, unknown>): Promise<void>;
+  /**
+   * Runs `probe` with the upstream's routes as the server run began and no `upstreamChanges` meanwhile
+   * (a probe that changes them itself); the changes go on after it.
+   */
+  holdRoutes<T>(probe: () => Promise<T>): Promise<T>;
+  /**
+   * What the upstream may have answered at `path` at some moment from `from` to `to` (Date.now() times), in
+   * the order they were current; undefined when `from` is before the changes remembered (an hour).
+   */
+  answeredBetween(path: string, from: number, to: number): unknown[] | undefined;
 }
 
 /**
@@ -87,6 +113,42 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     return json;
   };
   const first = await call<StatsdState>('GET', 'state');
+  const started = structuredClone(options.upstreamRoutes ?? {});
+  // The upstream's routes as changed from here, each with when: the contract of an answer under load reads them.
+  let publications: Publication[] = [];
+  // From when the changes are all remembered: the run's first (its reset) stands for all before it.
+  let rememberedFrom = -Infinity;
+  let holds = 0;
+  let publishing: Promise<void> = Promise.resolve();
+  const publish = (change: () => Promise<void>, routes: Record<string, unknown>): Promise<void> => {
+    const next = publishing.then(async () => {
+      const sent = Date.now();
+      await change();
+      publications.push({ sent, acked: Date.now(), routes: structuredClone(routes) });
+      if (publications.length > REMEMBERED) {
+        publications = publications.slice(-REMEMBERED / 2);
+        rememberedFrom = publications[0]!.sent;
+      }
+    });
+    publishing = next.catch(() => undefined);
+    return next;
+  };
+  const setRoutes = (routes: Record<string, unknown>) => publish(() => call('PUT', 'routes', routes).then(() => undefined), routes);
+  let timer: NodeJS.Timeout | undefined;
+  let turn = 0;
+  const changes = options.upstreamChanges;
+  const startChanges = () => {
+    clearInterval(timer);
+    if (!changes?.documents.length) return;
+    turn = 0;
+    timer = setInterval(() => {
+      if (holds > 0) return;
+      turn = (turn + 1) % changes.documents.length;
+      const routes = { ...publications.at(-1)!.routes, [changes.path]: changes.documents[turn] };
+      setRoutes(routes).catch(() => undefined);
+    }, changes.everyMs);
+    timer.unref();
+  };
   const context: StatsdContext = {
     dnsServer: first.dns.server,
     statsdHost: first.statsd.name,
@@ -97,12 +159,30 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     counts: () => call<StatsdCounts>('GET', 'counts'),
     state: () => call<StatsdState>('GET', 'state'),
     moveRecord: async (address) => void (await call('POST', 'move', { address })),
-    setUpstreamRoutes: async (routes) => void (await call('PUT', 'routes', routes)),
+    setUpstreamRoutes: setRoutes,
+    holdRoutes: async (probe) => {
+      holds += 1;
+      try {
+        await setRoutes(started);
+        return await probe();
+      } finally {
+        holds -= 1;
+      }
+    },
+    answeredBetween: (path, from, to) => {
+      if (from < rememberedFrom) return undefined;
+      // Each was current from when it was sent until the next one was acknowledged.
+      const first = publications.findIndex((p, i) => (publications[i + 1]?.acked ?? Infinity) >= from);
+      return publications.slice(first).filter((p, i) => i === 0 || p.sent <= to).map((p) => p.routes[path]);
+    },
   };
   return {
     // Fresh state for the next server: counts at zero, the record back on the first address, the routes as set.
     async prepare() {
-      await call('POST', 'reset');
+      await publish(() => call('POST', 'reset').then(() => undefined), started);
+      publications = publications.slice(-1);
+      rememberedFrom = -Infinity;
+      startChanges();
       const env = {
         DNS_SERVER: context.dnsServer,
         STATSD_HOST: context.statsdHost,
@@ -113,8 +193,9 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     },
     describe: () =>
       `DNS on ${context.dnsServer} (TTL ${context.ttlSeconds} s), StatsD sink ${context.statsdHost} on ${context.sinkAddresses.join(' and ')} port ${context.statsdPort}, ` +
-      `upstream ${context.upstreamUrl}, control at ${control}`,
+      `upstream ${context.upstreamUrl}${changes ? ` (${changes.path} changes every ${changes.everyMs} ms)` : ''}, control at ${control}`,
     async stop() {
+      clearInterval(timer);
       await server.stop();
     },
   };
