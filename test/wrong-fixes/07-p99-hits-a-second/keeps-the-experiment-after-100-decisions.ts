@@ -1,6 +1,8 @@
 // Wrong: once it has made 100 decisions it keeps each experiment as the registry last sent it, "warm"
-// enough by then; a ramp-up in the registry never reaches the decisions after that.
-// under-load: the decision follows the experiment's current allocation
+// enough by then; a change in the registry never reaches the decisions after that. The load's own
+// decisions show it: the registry switches the load's experiment while it runs (the probe after the load
+// fails too, in words that depend on which allocation was kept).
+// under-load: the variant of an allocation the registry replaced more than
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
 import '../../../exercises/07-p99-hits-a-second/platform-dns.ts';
 import type { SocketOptions } from 'node:dgram';
