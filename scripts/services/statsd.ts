@@ -34,8 +34,8 @@ interface Publication {
   routes: Record<string, unknown>;
 }
 
-/** How many changes are remembered: an hour at one every 500 ms. */
-const REMEMBERED = 7200;
+/** How many changes are remembered: an hour at one every 200 ms (07's), at least half that once it fills. */
+const REMEMBERED = 18_000;
 
 /** Metric lines the sink received since the server run began, by the address they were sent to and by name. */
 export interface StatsdCounts {
@@ -73,7 +73,7 @@ export interface StatsdContext {
   holdRoutes<T>(probe: () => Promise<T>): Promise<T>;
   /**
    * What the upstream may have answered at `path` at some moment from `from` to `to` (Date.now() times), in
-   * the order they were current; undefined when `from` is before the changes remembered (an hour).
+   * the order they were current; undefined when `from` is before the changes remembered (REMEMBERED).
    */
   answeredBetween(path: string, from: number, to: number): unknown[] | undefined;
 }
