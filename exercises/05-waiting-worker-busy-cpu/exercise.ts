@@ -202,6 +202,112 @@ function answerFindings(status: number, contentType: string | null, json: unknow
   ];
 }
 
+/** When a task ran: a line's time must fall within it, give or take CLOCK_SLACK_MS. */
+interface Span {
+  from: number;
+  to: number;
+}
+
+/**
+ * What the log pipeline relies on in one of a task's lines: level, time, pid and hostname, and what its
+ * message logs, the secrets shown as "[Redacted]". `count` is the transactions the task's answer counted;
+ * `ran`, when known, is when the task ran.
+ */
+function lineFindings(line: Line, sent: Sent, count: number | undefined, ran?: Span): Finding[] {
+  const { task } = sent;
+  const findings: Finding[] = [];
+  const check = (ok: boolean, what: string, detail?: string) => findings.push({ ok, what, ...(detail === undefined ? {} : { detail }) });
+  const field = (path: string, expected: unknown, what: string) =>
+    check(at(line, path) === expected, `"${line.msg}" logs ${what}`, `${path} is ${short(at(line, path))}, expected ${short(expected)}`);
+  const redacted = (path: string) => check(at(line, path) === REDACTED, `"${line.msg}" shows ${path} as "${REDACTED}"`, `${path} is ${short(at(line, path))}`);
+
+  // The institution and the credentials, as "task received" logs them within the task and "bank login" alone.
+  const loginFields = (prefix: string) => {
+    field(`${prefix}institution.id`, task.institution.id, 'the institution id');
+    field(`${prefix}institution.name`, task.institution.name, 'the institution name');
+    field(`${prefix}credentials.username`, task.credentials.username, 'the username');
+    field(`${prefix}credentials.mfa.question`, task.credentials.mfa.question, 'the MFA question');
+    redacted(`${prefix}credentials.password`);
+    redacted(`${prefix}credentials.mfa.answer`);
+  };
+
+  const inTime = typeof line.time === 'number' && (!ran || (line.time >= ran.from - CLOCK_SLACK_MS && line.time <= ran.to + CLOCK_SLACK_MS));
+  check(
+    line.level === 30 && inTime && typeof line.pid === 'number' && typeof line.hostname === 'string',
+    `every line has level 30 (info), time in ms${ran ? ' (when the task ran, give or take 5 s)' : ''}, pid and hostname`,
+    short({ level: line.level, time: line.time, pid: line.pid, hostname: line.hostname }),
+  );
+  switch (line.msg) {
+    case 'task received':
+      field('request.method', 'POST', 'the request method');
+      field('request.url', '/tasks', 'the request URL');
+      field('request.headers.x-request-id', sent.requestId, "the request's x-request-id header");
+      field('request.headers.content-type', 'application/json', "the request's content-type header");
+      redacted('request.headers.authorization');
+      field('task.taskId', task.taskId, 'the task id');
+      loginFields('task.');
+      redacted('task.accessToken');
+      task.accounts.forEach((a, j) => {
+        field(`task.accounts.${j}.id`, a.id, 'each account id');
+        field(`task.accounts.${j}.mask`, a.mask, 'each account mask');
+        field(`task.accounts.${j}.name`, a.name, 'each account name');
+        redacted(`task.accounts.${j}.number`);
+      });
+      break;
+    case 'bank login':
+      loginFields('');
+      break;
+    case 'bank answered': {
+      field('institution.id', task.institution.id, 'the institution id');
+      field('status', 200, "the bank's status");
+      check(typeof at(line, 'session.id') === 'string', '"bank answered" logs the session id', short(at(line, 'session')));
+      redacted('session.token');
+      const loggedAccounts = at(line, 'accounts');
+      check(Array.isArray(loggedAccounts) && loggedAccounts.length === task.accounts.length, '"bank answered" logs every account', short(loggedAccounts));
+      task.accounts.forEach((a, j) => {
+        field(`accounts.${j}.id`, a.id, 'each account id');
+        field(`accounts.${j}.mask`, a.mask, 'each account mask');
+        field(`accounts.${j}.type`, a.type, 'each account type');
+        check(typeof at(line, `accounts.${j}.balance.available`) === 'number', '"bank answered" logs each balance', short(at(line, `accounts.${j}`)));
+        redacted(`accounts.${j}.number`);
+      });
+      break;
+    }
+    case 'transactions fetched': {
+      field('count', count, 'how many transactions were fetched');
+      redacted('accessToken');
+      const logged = at(line, 'response.transactions');
+      const accountIds = new Set(task.accounts.map((a) => a.id));
+      check(
+        Array.isArray(logged) &&
+          logged.length === count &&
+          typeof at(line, 'response.bytes') === 'number' &&
+          logged.every(
+            (t) =>
+              typeof at(t, 'transaction_id') === 'string' &&
+              accountIds.has(at(t, 'account_id') as string) &&
+              typeof at(t, 'date') === 'string' &&
+              typeof at(t, 'amount') === 'number' &&
+              typeof at(t, 'name') === 'string' &&
+              Array.isArray(at(t, 'category')) &&
+              typeof at(t, 'pending') === 'boolean',
+          ),
+        '"transactions fetched" logs the page size and every transaction (transaction_id, account_id, date, amount, name, category, pending)',
+        short(at(line, 'response')),
+      );
+      break;
+    }
+    case 'task done':
+      check(typeof line.durationMs === 'number' && line.durationMs >= 0, '"task done" logs the duration', short(line.durationMs));
+      field('accounts', task.accounts.length, 'how many accounts');
+      field('transactions', count, 'how many transactions');
+      break;
+    default:
+      check(false, `every line is one of the task's ${MESSAGES.length} (${MESSAGES.join(', ')})`, `msg ${short(line.msg)}`);
+  }
+  return findings;
+}
+
 async function check(baseUrl: string, { services }: CheckContext): Promise<CheckResult> {
   const expect = new Expectations();
   const logFile = services.get(LOG_FILE);
@@ -233,8 +339,7 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   }
 
   for (const [i, s] of sent.entries()) {
-    const { task } = s;
-    const lines = log.lines.filter((l) => l.taskId === task.taskId);
+    const lines = log.lines.filter((l) => l.taskId === s.task.taskId);
     const found = lines.map((l) => l.msg);
     const complete = expect.expect(
       found.length === MESSAGES.length && MESSAGES.every((m, j) => found[j] === m),
@@ -242,102 +347,21 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
       `task ${i} wrote ${short(found)}`,
     );
     if (!complete) continue;
-    const [received, login, answered, fetched, done] = lines as [Line, Line, Line, Line, Line];
-    const field = (line: Line, path: string, expected: unknown, what: string) =>
-      expect.expect(at(line, path) === expected, `"${line.msg}" logs ${what}`, `${path} is ${short(at(line, path))}, expected ${short(expected)}`);
-    const redacted = (line: Line, path: string) =>
-      expect.expect(at(line, path) === REDACTED, `"${line.msg}" shows ${path} as "${REDACTED}"`, `${path} is ${short(at(line, path))}`);
-
     for (const line of lines) {
-      expect.expect(
-        line.level === 30 &&
-          typeof line.time === 'number' &&
-          line.time >= sentAt - CLOCK_SLACK_MS &&
-          line.time <= answeredAt + CLOCK_SLACK_MS &&
-          typeof line.pid === 'number' &&
-          typeof line.hostname === 'string',
-        'every line has level 30 (info), time in ms (when the task ran, give or take 5 s), pid and hostname',
-        short({ level: line.level, time: line.time, pid: line.pid, hostname: line.hostname }),
-      );
+      for (const { ok, what, detail } of lineFindings(line, s, counts.get(s.task.taskId), { from: sentAt, to: answeredAt })) expect.expect(ok, what, detail);
     }
-
-    field(received, 'request.method', 'POST', 'the request method');
-    field(received, 'request.url', '/tasks', 'the request URL');
-    field(received, 'request.headers.x-request-id', s.requestId, "the request's x-request-id header");
-    field(received, 'request.headers.content-type', 'application/json', "the request's content-type header");
-    redacted(received, 'request.headers.authorization');
-    field(received, 'task.taskId', task.taskId, 'the task id');
-    field(received, 'task.institution.id', task.institution.id, 'the institution id');
-    field(received, 'task.institution.name', task.institution.name, 'the institution name');
-    field(received, 'task.credentials.username', task.credentials.username, 'the username');
-    field(received, 'task.credentials.mfa.question', task.credentials.mfa.question, 'the MFA question');
-    redacted(received, 'task.accessToken');
-    redacted(received, 'task.credentials.password');
-    redacted(received, 'task.credentials.mfa.answer');
-    task.accounts.forEach((a, j) => {
-      field(received, `task.accounts.${j}.id`, a.id, 'each account id');
-      field(received, `task.accounts.${j}.mask`, a.mask, 'each account mask');
-      field(received, `task.accounts.${j}.name`, a.name, 'each account name');
-      redacted(received, `task.accounts.${j}.number`);
-    });
-
-    field(login, 'institution.id', task.institution.id, 'the institution id');
-    field(login, 'institution.name', task.institution.name, 'the institution name');
-    field(login, 'credentials.username', task.credentials.username, 'the username');
-    field(login, 'credentials.mfa.question', task.credentials.mfa.question, 'the MFA question');
-    redacted(login, 'credentials.password');
-    redacted(login, 'credentials.mfa.answer');
-
-    field(answered, 'institution.id', task.institution.id, 'the institution id');
-    field(answered, 'status', 200, "the bank's status");
-    expect.expect(typeof at(answered, 'session.id') === 'string', '"bank answered" logs the session id', short(at(answered, 'session')));
-    redacted(answered, 'session.token');
-    const loggedAccounts = at(answered, 'accounts');
-    expect.expect(Array.isArray(loggedAccounts) && loggedAccounts.length === task.accounts.length, '"bank answered" logs every account', short(loggedAccounts));
-    task.accounts.forEach((a, j) => {
-      field(answered, `accounts.${j}.id`, a.id, 'each account id');
-      field(answered, `accounts.${j}.mask`, a.mask, 'each account mask');
-      field(answered, `accounts.${j}.type`, a.type, 'each account type');
-      expect.expect(typeof at(answered, `accounts.${j}.balance.available`) === 'number', '"bank answered" logs each balance', short(at(answered, `accounts.${j}`)));
-      redacted(answered, `accounts.${j}.number`);
-    });
-
-    const count = counts.get(task.taskId);
-    field(fetched, 'count', count, 'how many transactions were fetched');
-    redacted(fetched, 'accessToken');
-    const logged = at(fetched, 'response.transactions');
-    const accountIds = new Set(task.accounts.map((a) => a.id));
-    expect.expect(
-      Array.isArray(logged) &&
-        logged.length === count &&
-        typeof at(fetched, 'response.bytes') === 'number' &&
-        logged.every(
-          (t) =>
-            typeof at(t, 'transaction_id') === 'string' &&
-            accountIds.has(at(t, 'account_id') as string) &&
-            typeof at(t, 'date') === 'string' &&
-            typeof at(t, 'amount') === 'number' &&
-            typeof at(t, 'name') === 'string' &&
-            Array.isArray(at(t, 'category')) &&
-            typeof at(t, 'pending') === 'boolean',
-        ),
-      '"transactions fetched" logs the page size and every transaction (transaction_id, account_id, date, amount, name, category, pending)',
-      short(at(fetched, 'response')),
-    );
-
-    expect.expect(typeof done.durationMs === 'number' && done.durationMs >= 0, '"task done" logs the duration', short(done.durationMs));
-    field(done, 'accounts', task.accounts.length, 'how many accounts');
-    field(done, 'transactions', count, 'how many transactions');
   }
   return expect.result();
 }
 
 // ---------------------------------------------------------------------------------------------------
-// After the load: every task the load got an answer for has its lines in the log, and no secret of the
-// load's task is there. (A logger that keeps up only by writing less is not faster.)
+// After the load: every task the load got an answer for has its lines in the log, whole as the probe's,
+// and no secret of the load's task is there. (A logger that keeps up only by writing less is not faster.)
 // ---------------------------------------------------------------------------------------------------
 
 const LOAD = makeTask(2);
+/** The transactions the bank sends for the load's task, and its answer counts. */
+const LOAD_TRANSACTIONS = TRANSACTIONS_PER_ACCOUNT * LOAD.task.accounts.length;
 
 function parseJson(text: string): unknown {
   try {
@@ -380,6 +404,33 @@ async function countLines(file: string): Promise<number> {
   }
 }
 
+/** How many of the load's log lines the check after the load reads whole, drawn at random. */
+const LOAD_LINES_READ = 500;
+
+/** Where each complete line naming `taskId` starts and ends in the log: every line of a task names its id. */
+function linesNaming(log: Buffer, taskId: string): Array<[number, number]> {
+  const id = Buffer.from(taskId);
+  const spans: Array<[number, number]> = [];
+  for (let hit = log.indexOf(id); hit >= 0; ) {
+    const end = log.indexOf(10, hit);
+    // The last line may still be on its way.
+    if (end < 0) break;
+    spans.push([log.lastIndexOf(10, hit) + 1, end]);
+    hit = log.indexOf(id, end);
+  }
+  return spans;
+}
+
+/** Up to `count` of `items`, drawn at random, each at most once. */
+function drawn<T>(items: T[], count: number): T[] {
+  const pool = [...items];
+  for (let i = 0; i < Math.min(count, pool.length); i++) {
+    const j = i + Math.floor(Math.random() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+  }
+  return pool.slice(0, count);
+}
+
 async function afterLoad({ services, answered }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const logFile = services.get(LOG_FILE)!;
@@ -390,11 +441,45 @@ async function afterLoad({ services, answered }: AfterLoadContext): Promise<Chec
     await sleep(200);
     lines = await countLines(logFile);
   }
-  expect.expect(lines >= wanted, `every task under load wrote its ${MESSAGES.length} lines`, `${answered} tasks answered, ${lines} lines in the log, expected at least ${wanted}`);
-  const text = await readFile(logFile);
+  const log = await readFile(logFile);
+  const loadLines = linesNaming(log, LOAD.task.taskId);
+  expect.expect(
+    loadLines.length >= wanted,
+    `every task under load wrote its ${MESSAGES.length} lines`,
+    `${answered} tasks answered, ${loadLines.length} lines naming the load's task in the log, expected at least ${wanted}`,
+  );
   for (const secret of secretsOf(LOAD)) {
-    expect.expect(text.indexOf(secret.value) < 0, `no secret of the load's task appears in the log: ${secret.label}`);
+    expect.expect(log.indexOf(secret.value) < 0, `no secret of the load's task appears in the log: ${secret.label}`);
   }
+
+  // A logger that keeps up by writing less while it is loaded writes whole lines for the probe: the
+  // load's own lines are held to what the probe holds a task's lines to, a sample of them read whole.
+  const read = drawn(loadLines, LOAD_LINES_READ);
+  const failed = new Map<string, { count: number; detail?: string }>();
+  let broken = 0;
+  for (const [start, end] of read) {
+    const line = parseJson(log.toString('utf8', start, end));
+    const findings =
+      line !== null && typeof line === 'object' && !Array.isArray(line)
+        ? lineFindings(line as Line, LOAD, LOAD_TRANSACTIONS)
+        : [{ ok: false, what: 'every log line is one JSON object', detail: log.toString('utf8', start, Math.min(end, start + 120)) }];
+    const problems = findings.filter((f) => !f.ok);
+    if (problems.length > 0) broken += 1;
+    for (const { what, detail } of problems) {
+      const seen = failed.get(what);
+      if (seen) seen.count += 1;
+      else failed.set(what, { count: 1, ...(detail === undefined ? {} : { detail }) });
+    }
+  }
+  // The most frequent problems first, three of them: the rest are counted.
+  const worst = [...failed].sort((a, b) => b[1].count - a[1].count);
+  const named = worst.slice(0, 3).map(([what, { count, detail }]) => `${what} (${count} lines${detail ? `, e.g. ${detail}` : ''})`);
+  if (worst.length > 3) named.push(`and ${worst.length - 3} more`);
+  expect.expect(
+    read.length > 0 && broken === 0,
+    `the load's log lines say what the probe's do (${read.length} of its ${loadLines.length.toLocaleString('en-US')} lines read whole, drawn at random)`,
+    read.length === 0 ? "no line of the load's task to read" : `${broken} of ${read.length} lines read break it: ${named.join('; ')}`,
+  );
   return expect.result();
 }
 
