@@ -47,6 +47,8 @@ const contract: AnswerContract = {
   check: (answer: AnswerSample) => {
     const problems = seedProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), '/seed/v1', answer.receivedAt);
     if (answer.headers['cache-control'] !== 'public, max-age=120') problems.push(`Cache-Control ${JSON.stringify(answer.headers['cache-control'])}`);
+    // The load asks for one URL again and again: past its first answer, every one carries an ETag.
+    if (!answer.headers.etag) problems.push('no ETag');
     return problems;
   },
   distinct: (answer) => (seedOf(parsed(answer.body)).data as string | undefined) ?? undefined,
