@@ -22,6 +22,40 @@ export class Expectations {
   }
 }
 
+/** One thing a client relies on in an answer, kept or not; `what` is the same words for every answer. */
+export interface Finding {
+  ok: boolean;
+  what: string;
+  detail?: string;
+}
+
+/**
+ * Records one expectation for a sample of what a server made under load, each item read whole (its
+ * findings): kept when every item kept every promise, else how many broke one, with the three problems
+ * seen most (each with its count and an example).
+ */
+export function expectSample(expect: Expectations, description: string, items: readonly Finding[][]): boolean {
+  const failed = new Map<string, { count: number; detail?: string }>();
+  let broken = 0;
+  for (const findings of items) {
+    const problems = findings.filter((f) => !f.ok);
+    if (problems.length > 0) broken += 1;
+    for (const { what, detail } of problems) {
+      const seen = failed.get(what);
+      if (seen) seen.count += 1;
+      else failed.set(what, { count: 1, ...(detail === undefined ? {} : { detail }) });
+    }
+  }
+  const worst = [...failed].sort((a, b) => b[1].count - a[1].count);
+  const named = worst.slice(0, 3).map(([what, { count, detail }]) => `${what} (${count}${detail ? `, e.g. ${detail}` : ''})`);
+  if (worst.length > 3) named.push(`and ${worst.length - 3} more`);
+  return expect.expect(
+    items.length > 0 && broken === 0,
+    description,
+    items.length === 0 ? 'nothing to read' : `${broken} of ${items.length} read break it: ${named.join('; ')}`,
+  );
+}
+
 export interface FetchedResponse {
   status: number;
   headers: Headers;

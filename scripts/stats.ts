@@ -51,3 +51,14 @@ export function medianInterval(values: readonly number[], wanted = 0.85): { low:
   const confidence = n > 0 ? 1 - 2 * binomialAtMost(n, k - 1) : 0;
   return { low: sorted[k - 1]!, high: sorted[n - k]!, confidence };
 }
+
+/** Up to `count` of `items`, drawn at random, each at most once: a sample to read whole where reading all costs too much. */
+export function drawnAtRandom<T>(items: readonly T[], count: number): T[] {
+  const pool = [...items];
+  const wanted = Math.min(count, pool.length);
+  for (let i = 0; i < wanted; i++) {
+    const j = i + Math.floor(Math.random() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+  }
+  return pool.slice(0, wanted);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cv, median, medianInterval, percentile } from '../scripts/stats.ts';
+import { cv, drawnAtRandom, median, medianInterval, percentile } from '../scripts/stats.ts';
 
 describe('stats', () => {
   it('takes medians and nearest-rank percentiles', () => {
@@ -38,5 +38,20 @@ describe('stats', () => {
     }
     expect(covered / trials).toBeGreaterThan(0.9);
     expect(covered / trials).toBeLessThan(0.97);
+  });
+
+  it('draws a sample without repeats, from anywhere in the list', () => {
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    const sample = drawnAtRandom(items, 100);
+    expect(sample).toHaveLength(100);
+    expect(new Set(sample).size).toBe(100);
+    expect(sample.every((i) => items.includes(i))).toBe(true);
+    // Not the first hundred, nor in order: over 20 draws, the last tenth of the list is drawn from too.
+    const drawnFromEnd = Array.from({ length: 20 }, () => drawnAtRandom(items, 100)).filter((s) => s.some((i) => i >= 900)).length;
+    expect(drawnFromEnd).toBeGreaterThan(15);
+    expect(items).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    // More asked than there are: all of them, once each.
+    expect(drawnAtRandom([1, 2, 3], 10).sort()).toEqual([1, 2, 3]);
+    expect(drawnAtRandom([], 5)).toEqual([]);
   });
 });

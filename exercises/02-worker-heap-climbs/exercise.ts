@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
-import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { answerAtOnce, listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { backlogGrowth } from '../../scripts/metrics/backlog-growth.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
+import { drawnAtRandom } from '../../scripts/stats.ts';
 import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
+/** How many of the load's payloads the check after the load reads whole, drawn at random. */
+const LOAD_PAYLOADS_READ = 100;
 /** Tasks the correctness probe runs (before the load and again after it). */
 const PROBE_TASKS = 2;
 /** The institution the load's tasks name (they name no taskId: the worker makes one per task). */
@@ -69,28 +72,33 @@ function decodePayload(stored: string): { trace?: NetworkTrace; problem?: string
 }
 
 /**
- * Checks one stored payload belongs to `taskId` and holds the whole trace; with `ran`, the span of the
- * task's request, also that the trace says it started then.
+ * What the replay tool relies on in one stored payload: it decodes, belongs to `taskId` (and names
+ * `institution`, when given) and holds the whole trace; with `ran`, the span of the task's request, also
+ * that the trace says it started then.
  */
-function expectPayload(expect: Expectations, stored: string, taskId: string, institution?: string, ran?: { from: number; to: number }): void {
+function payloadFindings(stored: string, taskId: string, institution?: string, ran?: { from: number; to: number }): Finding[] {
   const { trace, problem } = decodePayload(stored);
-  if (!expect.expect(Boolean(trace), 'the payload is deflated JSON as base64', problem)) return;
-  expect.expect(trace!.taskId === taskId, 'the payload names its task', `stored under ${taskId}, names ${JSON.stringify(trace!.taskId)}`);
-  if (institution) expect.expect(trace!.institution === institution, 'the payload names the institution', `got ${JSON.stringify(trace!.institution)}`);
+  if (!trace) return [{ ok: false, what: 'the payload is deflated JSON as base64', ...(problem ? { detail: problem } : {}) }];
+  const findings: Finding[] = [
+    { ok: true, what: 'the payload is deflated JSON as base64' },
+    { ok: trace.taskId === taskId, what: 'the payload names its task', detail: `stored under ${taskId}, names ${JSON.stringify(trace.taskId)}` },
+  ];
+  if (institution) findings.push({ ok: trace.institution === institution, what: 'the payload names the institution', detail: `got ${JSON.stringify(trace.institution)}` });
   if (ran) {
-    const started = typeof trace!.startedAt === 'string' ? Date.parse(trace!.startedAt) : NaN;
-    expect.expect(
-      started >= ran.from - CLOCK_SLACK_MS && started <= ran.to + CLOCK_SLACK_MS,
-      "the payload's startedAt is the time the task ran",
-      `startedAt ${JSON.stringify(trace!.startedAt)}, the task ran at ${new Date(ran.from).toISOString()}`,
-    );
+    const started = typeof trace.startedAt === 'string' ? Date.parse(trace.startedAt) : NaN;
+    findings.push({
+      ok: started >= ran.from - CLOCK_SLACK_MS && started <= ran.to + CLOCK_SLACK_MS,
+      what: "the payload's startedAt is the time the task ran",
+      detail: `startedAt ${JSON.stringify(trace.startedAt)}, the task ran at ${new Date(ran.from).toISOString()}`,
+    });
   }
-  const entries = Array.isArray(trace!.entries) ? trace!.entries : [];
-  expect.expect(
-    entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
-    `the payload holds the task's ${TRACE_ENTRIES} bank calls with their bodies`,
-    `got ${entries.length} entries`,
-  );
+  const entries = Array.isArray(trace.entries) ? trace.entries : [];
+  findings.push({
+    ok: entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
+    what: `the payload holds the task's ${TRACE_ENTRIES} bank calls with their bodies`,
+    detail: `got ${entries.length} entries`,
+  });
+  return findings;
 }
 
 /** How long the probe waits for its payloads once no upload at all reaches the bucket. */
@@ -143,12 +151,12 @@ async function check(baseUrl: string, { services, loadOver }: CheckContext): Pro
     const stored = objects.get(debugKey(task.taskId));
     const detail = `nothing at ${debugKey(task.taskId)}, and no upload reached the bucket for ${UPLOAD_QUIET_MS / 1000} s`;
     if (!expect.expect(stored !== undefined, "the task's debugging payload arrives in the bucket", detail)) continue;
-    expectPayload(expect, stored!, task.taskId, task.institution, ran.get(task.taskId));
+    for (const { ok, what, detail } of payloadFindings(stored!, task.taskId, task.institution, ran.get(task.taskId))) expect.expect(ok, what, detail);
   }
   return expect.result();
 }
 
-/** After the load: every task answered has its payload in the bucket, none lost, and they decode. */
+/** After the load: every task answered has its payload in the bucket, none lost, and a sample of them holds what the probe's do. */
 async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const s3 = services.get(S3)!;
@@ -165,10 +173,15 @@ async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: A
     `${(answered - keys.length).toLocaleString('en-US')} of ${answered.toLocaleString('en-US')} are missing ${settled.settled ? '(no upload arrived for 3 s)' : 'after 90 s'}`,
   );
   expect.expect(keys.length <= most, 'no task uploaded twice', `${keys.length} payloads for at most ${most} tasks`);
-  for (const key of keys.slice(0, 3)) {
+  // A worker that stores less while it is loaded stores whole payloads for the probe: the load's own are
+  // held to what the probe holds its payloads to, a sample read whole. At random, not the first keys
+  // listed: the worker names its tasks, and so where their keys sort.
+  const read: Finding[][] = [];
+  for (const key of drawnAtRandom(keys, LOAD_PAYLOADS_READ)) {
     const taskId = key.slice('debug/'.length, key.indexOf('.json'));
-    expectPayload(expect, await readObject(s3, key), taskId);
+    read.push(payloadFindings(await readObject(s3, key), taskId, LOAD_INSTITUTION));
   }
+  expectSample(expect, `the load's payloads hold what the probe's do (${read.length} of ${keys.length.toLocaleString('en-US')} read whole, drawn at random)`, read);
   return expect.result();
 }
 

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { inflateSync } from 'node:zlib';
-import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { Expectations, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { buildTrace, summarize } from './trace.ts';
@@ -32,13 +32,6 @@ function decode(debug: unknown): { text?: string; problem?: string } {
     const kind = head === '1f8b' ? 'gzip data, not zlib deflate' : head.startsWith('5b') || head.startsWith('7b') ? 'plain JSON, not compressed' : `first bytes ${head}`;
     return { problem: `${(error as Error).message} (${kind})` };
   }
-}
-
-/** One thing a client relies on in an answer, kept or not; `what` is the same words for every answer. */
-interface Finding {
-  ok: boolean;
-  what: string;
-  detail?: string;
 }
 
 /**

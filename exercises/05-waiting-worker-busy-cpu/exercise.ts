@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { logFileService } from '../../scripts/services/log-file.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
+import { drawnAtRandom } from '../../scripts/stats.ts';
 
 const REDACTED = '[Redacted]';
 const MESSAGES = ['task received', 'bank login', 'bank answered', 'transactions fetched', 'task done'];
@@ -162,13 +163,6 @@ async function readLogOf(file: string, taskIds: string[]): Promise<LogRead> {
 
 function short(value: unknown): string {
   return (JSON.stringify(value) ?? String(value)).slice(0, 120);
-}
-
-/** One thing a client relies on in an answer, kept or not; `what` is the same words for every answer. */
-interface Finding {
-  ok: boolean;
-  what: string;
-  detail?: string;
 }
 
 /**
@@ -421,16 +415,6 @@ function linesNaming(log: Buffer, taskId: string): Array<[number, number]> {
   return spans;
 }
 
-/** Up to `count` of `items`, drawn at random, each at most once. */
-function drawn<T>(items: T[], count: number): T[] {
-  const pool = [...items];
-  for (let i = 0; i < Math.min(count, pool.length); i++) {
-    const j = i + Math.floor(Math.random() * (pool.length - i));
-    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
-  }
-  return pool.slice(0, count);
-}
-
 async function afterLoad({ services, answered }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const logFile = services.get(LOG_FILE)!;
@@ -454,31 +438,15 @@ async function afterLoad({ services, answered }: AfterLoadContext): Promise<Chec
 
   // A logger that keeps up by writing less while it is loaded writes whole lines for the probe: the
   // load's own lines are held to what the probe holds a task's lines to, a sample of them read whole.
-  const read = drawn(loadLines, LOAD_LINES_READ);
-  const failed = new Map<string, { count: number; detail?: string }>();
-  let broken = 0;
-  for (const [start, end] of read) {
+  const read = drawnAtRandom(loadLines, LOAD_LINES_READ).map(([start, end]) => {
     const line = parseJson(log.toString('utf8', start, end));
-    const findings =
-      line !== null && typeof line === 'object' && !Array.isArray(line)
-        ? lineFindings(line as Line, LOAD, LOAD_TRANSACTIONS)
-        : [{ ok: false, what: 'every log line is one JSON object', detail: log.toString('utf8', start, Math.min(end, start + 120)) }];
-    const problems = findings.filter((f) => !f.ok);
-    if (problems.length > 0) broken += 1;
-    for (const { what, detail } of problems) {
-      const seen = failed.get(what);
-      if (seen) seen.count += 1;
-      else failed.set(what, { count: 1, ...(detail === undefined ? {} : { detail }) });
-    }
-  }
-  // The most frequent problems first, three of them: the rest are counted.
-  const worst = [...failed].sort((a, b) => b[1].count - a[1].count);
-  const named = worst.slice(0, 3).map(([what, { count, detail }]) => `${what} (${count} lines${detail ? `, e.g. ${detail}` : ''})`);
-  if (worst.length > 3) named.push(`and ${worst.length - 3} more`);
-  expect.expect(
-    read.length > 0 && broken === 0,
+    if (line !== null && typeof line === 'object' && !Array.isArray(line)) return lineFindings(line as Line, LOAD, LOAD_TRANSACTIONS);
+    return [{ ok: false, what: 'every log line is one JSON object', detail: log.toString('utf8', start, Math.min(end, start + 120)) }];
+  });
+  expectSample(
+    expect,
     `the load's log lines say what the probe's do (${read.length} of its ${loadLines.length.toLocaleString('en-US')} lines read whole, drawn at random)`,
-    read.length === 0 ? "no line of the load's task to read" : `${broken} of ${read.length} lines read break it: ${named.join('; ')}`,
+    read,
   );
   return expect.result();
 }
