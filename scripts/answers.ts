@@ -51,7 +51,8 @@ export function contractFor(manifest: ExerciseManifest, role: Role): AnswerContr
 
 /**
  * Holds every sampled answer to the contract, with the server's own services (none: a contract that reads
- * them has nothing to compare); a repeated distinct key counts as one broken answer each.
+ * them has nothing to compare); a repeated distinct key counts as one broken answer each, and so does a
+ * repeated `changes` value when most of them repeat.
  */
 export function checkAnswers(contract: AnswerContract, samples: readonly AnswerSample[], services: ServiceContexts = new ServiceContexts()): AnswerCheck {
   const counts = new Map<string, { count: number; example: string }>();
@@ -61,8 +62,9 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
     else counts.set(problem, { count: 1, example });
   };
   const keys = new Set<string>();
+  const stale = staleAnswers(contract, samples);
   let broken = 0;
-  for (const sample of samples) {
+  for (const [index, sample] of samples.entries()) {
     let problems: string[];
     let key: string | undefined;
     try {
@@ -75,6 +77,7 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
       if (keys.has(key)) problems = [...problems, `${contract.distinctWhat ?? 'its data'} repeats an earlier answer's`];
       keys.add(key);
     }
+    if (stale.has(index)) problems = [...problems, `${contract.changes!.what} stays the same from answer to answer`];
     if (problems.length > 0) broken += 1;
     for (const problem of problems) note(problem, excerpt(sample));
   }
@@ -83,6 +86,33 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
     broken,
     problems: [...counts.entries()].map(([problem, { count, example }]) => ({ problem, count, example })).sort((a, b) => b.count - a.count),
   };
+}
+
+/** Fewer samples than this say nothing of whether a value changes. */
+const CHANGES_FROM = 10;
+
+/**
+ * The samples whose `changes` value repeats an earlier sample's, when fewer than half of the values
+ * differ (none otherwise: a value that changes may still repeat now and then).
+ */
+function staleAnswers(contract: AnswerContract, samples: readonly AnswerSample[]): Set<number> {
+  const stale = new Set<number>();
+  if (!contract.changes) return stale;
+  const seen = new Set<string>();
+  let valued = 0;
+  samples.forEach((sample, index) => {
+    let value: string | undefined;
+    try {
+      value = contract.changes!.value(sample);
+    } catch {
+      value = undefined;
+    }
+    if (value === undefined) return;
+    valued += 1;
+    if (seen.has(value)) stale.add(index);
+    seen.add(value);
+  });
+  return valued >= CHANGES_FROM && seen.size < valued / 2 ? stale : new Set();
 }
 
 function excerpt(sample: AnswerSample): string {

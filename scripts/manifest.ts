@@ -59,6 +59,12 @@ export interface AnswerContract {
   distinct?(answer: AnswerSample): string | undefined;
   /** What the key is, for the failure ("the seed data"). */
   distinctWhat?: string;
+  /**
+   * A value that changes from answer to answer, though it may repeat now and then (01's ETag: answers
+   * served at the same moment may share one): when fewer than half of at least 10 sampled answers'
+   * values differ, each answer that repeats an earlier one breaks the contract. `what` names it.
+   */
+  changes?: { value(answer: AnswerSample): string | undefined; what: string };
 }
 
 /** What a correctness probe gets besides the server's URL: each service's context, as `services.get(theService)`. */

@@ -87,4 +87,23 @@ describe('answers under load', () => {
     expect(check.broken).toBe(1);
     expect(check.problems[0]!.problem).toMatch(/^the contract could not read it/);
   });
+
+  it('holds a value that must change to changing in most answers, not in every one', () => {
+    const validated: AnswerContract = { check: () => [], changes: { value: (answer) => answer.headers.etag, what: 'the ETag' } };
+    const tagged = (etags: Array<string | undefined>) =>
+      etags.map((etag, i) => ({ ...json({ data: String(i).padStart(4, '0') }), headers: { 'content-type': 'application/json', ...(etag ? { etag } : {}) } }));
+    // One ETag for every answer: each after the first repeats it.
+    const same = checkAnswers(validated, tagged(Array.from({ length: 12 }, () => '"x"')));
+    expect(same.broken).toBe(11);
+    expect(same.problems[0]!.problem).toBe('the ETag stays the same from answer to answer');
+    // Two values taking turns: 2 of 12 differ.
+    expect(checkAnswers(validated, tagged(Array.from({ length: 12 }, (_, i) => `"${i % 2}"`))).broken).toBe(10);
+    // Answers served together may share one: half of them differing is a value that changes.
+    expect(checkAnswers(validated, tagged(Array.from({ length: 12 }, (_, i) => `"${Math.floor(i / 2)}"`))).broken).toBe(0);
+    expect(checkAnswers(validated, tagged(Array.from({ length: 12 }, (_, i) => `"${i}"`))).broken).toBe(0);
+    // Too few to say, and answers without the value (another rule's business) are not counted.
+    expect(checkAnswers(validated, tagged(Array.from({ length: 9 }, () => '"x"'))).broken).toBe(0);
+    expect(checkAnswers(validated, tagged([...Array.from({ length: 9 }, () => '"x"'), ...Array.from({ length: 20 }, () => undefined)])).broken).toBe(0);
+  });
 });
+
