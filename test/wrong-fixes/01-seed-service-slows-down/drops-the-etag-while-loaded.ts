@@ -1,23 +1,25 @@
-// Wrong: stage 1's guard, and while more than 10 requests arrived in the last 10 ms it sends no ETag and
-// hashes nothing; when it is quiet, every answer carries one. The probe, before the load and after it,
-// meets a quiet server; a client under load can no longer revalidate what it holds.
+// Wrong: stage 1's guard, and for a URL asked more than 5 times in this second and the one before, it
+// sends no ETag and hashes nothing; a URL asked less often gets its ETag. The probe asks each of its URLs
+// at most three times, before the load and after it; a client of the hot URL can no longer revalidate.
 // under-load: no ETag
 import crypto from 'node:crypto';
 import restify from 'restify';
 
-const WINDOW_MS = 10;
-const LOADED_AT = 10;
+const LOADED_AT = 5;
 
 function sha512Hex(text: string): string {
   return crypto.createHash('sha512').update(text).digest('hex');
 }
 
-const arrivals: number[] = [];
-function loaded(): boolean {
-  const now = Date.now();
-  arrivals.push(now);
-  while (arrivals.length > 0 && arrivals[0]! < now - WINDOW_MS) arrivals.shift();
-  return arrivals.length > LOADED_AT;
+/** How often each URL was asked for in this second and the one before: more than LOADED_AT is hot. */
+const asked = new Map<string, { second: number; count: number; before: number }>();
+function hot(url: string): boolean {
+  const second = Math.floor(Date.now() / 1000);
+  const seen = asked.get(url) ?? { second, count: 0, before: 0 };
+  if (seen.second !== second) Object.assign(seen, { before: seen.second === second - 1 ? seen.count : 0, second, count: 0 });
+  seen.count += 1;
+  asked.set(url, seen);
+  return seen.count + seen.before > LOADED_AT;
 }
 
 const etags: Record<string, string> = {};
@@ -28,7 +30,7 @@ server.on('after', (req: restify.Request, res: restify.Response) => {
   etags[sha512Hex(req.url ?? '')] = `"${sha512Hex(JSON.stringify(body))}"`;
 });
 server.use((req, res, next) => {
-  if (loaded()) (res as unknown as { busy?: boolean }).busy = true;
+  if (hot(req.url ?? '')) (res as unknown as { busy?: boolean }).busy = true;
   else {
     const key = sha512Hex(req.url ?? '');
     if (key in etags) res.header('ETag', etags[key]);

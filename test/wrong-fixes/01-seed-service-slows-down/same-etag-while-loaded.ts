@@ -1,23 +1,26 @@
-// Wrong: stage 1's guard, and while more than 10 requests arrived in the last 10 ms it hashes nothing and
-// sends the ETag it had before; when it is quiet, each body's hash becomes the next ETag. The probe,
-// before the load and after it, meets a quiet server; under load, one ETag stands for every new body.
+// Wrong: stage 1's guard, and for a URL asked more than 5 times in this second and the one before, it
+// hashes nothing and sends the ETag it had before; for a URL asked less often, each body's hash becomes
+// the next ETag. The probe asks each of its URLs at most three times, before the load and after it; under
+// load, one ETag stands for every new body of the hot URL.
 // under-load: the ETag stays the same from answer to answer
 import crypto from 'node:crypto';
 import restify from 'restify';
 
-const WINDOW_MS = 10;
-const LOADED_AT = 10;
+const LOADED_AT = 5;
 
 function sha512Hex(text: string): string {
   return crypto.createHash('sha512').update(text).digest('hex');
 }
 
-const arrivals: number[] = [];
-function loaded(): boolean {
-  const now = Date.now();
-  arrivals.push(now);
-  while (arrivals.length > 0 && arrivals[0]! < now - WINDOW_MS) arrivals.shift();
-  return arrivals.length > LOADED_AT;
+/** How often each URL was asked for in this second and the one before: more than LOADED_AT is hot. */
+const asked = new Map<string, { second: number; count: number; before: number }>();
+function hot(url: string): boolean {
+  const second = Math.floor(Date.now() / 1000);
+  const seen = asked.get(url) ?? { second, count: 0, before: 0 };
+  if (seen.second !== second) Object.assign(seen, { before: seen.second === second - 1 ? seen.count : 0, second, count: 0 });
+  seen.count += 1;
+  asked.set(url, seen);
+  return seen.count + seen.before > LOADED_AT;
 }
 
 const etags: Record<string, string> = {};
@@ -28,7 +31,7 @@ server.on('after', (req: restify.Request, res: restify.Response) => {
   etags[sha512Hex(req.url ?? '')] = `"${sha512Hex(JSON.stringify(body))}"`;
 });
 server.use((req, res, next) => {
-  if (loaded()) (res as unknown as { busy?: boolean }).busy = true;
+  if (hot(req.url ?? '')) (res as unknown as { busy?: boolean }).busy = true;
   const key = sha512Hex(req.url ?? '');
   if (key in etags) res.header('ETag', etags[key]);
   res.header('Cache-Control', 'public, max-age=120');
