@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunReport, ServerRun } from '../scripts/result.ts';
-import { renderReportHtml, verdictStatus } from '../scripts/hub/report-html.ts';
+import { overallWord, renderReportHtml, verdictStatus } from '../scripts/hub/report-html.ts';
 import { secondPercentiles } from '../scripts/load.ts';
 import { judge, verdictsPass } from '../scripts/verdict.ts';
 import { loadResult, sampleManifest, serverRun } from './sample.ts';
@@ -104,6 +104,17 @@ describe('the report as HTML', () => {
     const html = renderReportHtml({ ...result, verdicts: [], pass: true });
     expect(html).not.toContain('hp-verdict-card');
     expect(html).toMatch(/<p class="hp-overall hp-pass">measured/);
+  });
+
+  it('says how the run ended in the words the live status uses too', () => {
+    const judged = report(servers);
+    expect(overallWord({ ...judged, pass: true })).toBe('PASS');
+    expect(overallWord({ ...judged, pass: false })).toBe('FAIL');
+    expect(overallWord({ ...judged, pass: false, tooClose: true })).toBe('TOO CLOSE TO CALL');
+    const cannot = { ...judged, pass: false, tooClose: true, verdicts: [{ ...judged.verdicts[0]!, cannotJudge: 'one core' }] };
+    expect(overallWord(cannot)).toBe('CANNOT BE JUDGED HERE');
+    expect(overallWord({ ...judged, verdicts: [], pass: true })).toBe('measured');
+    expect(renderReportHtml({ ...judged, pass: false, tooClose: true })).toMatch(/<p class="hp-overall hp-note">TOO CLOSE TO CALL/);
   });
 });
 

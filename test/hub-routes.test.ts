@@ -486,6 +486,7 @@ describe('a pass of your server.ts (stand-in worker)', () => {
       const last = (await events(id).done).at(-1)!;
       expect(last.event).toBe('report');
       expect(last.data.recordedPass).toBe(true);
+      expect(last.data.overall).toBe('PASS');
       expect(last.data.html).toContain('data-label="mine"');
       const progress = JSON.parse(readFileSync(process.env.HOTPATH_PROGRESS_FILE!, 'utf8'));
       expect(progress.exercises[EX]).toMatchObject({ passed: true, hintsShown: 2 });

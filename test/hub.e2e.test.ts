@@ -415,7 +415,11 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       const report = demo.locator('.hp-report[data-pass]');
       await report.waitFor({ state: 'visible', timeout: 120_000 });
       expect(await demo.getAttribute('data-state')).toBe('done');
-      expect(await demo.locator('.hp-live-status').textContent()).toMatch(/^Finished: (PASS|FAIL)\./);
+      // Beside the other loaded tests a target may be too close to call: any verdict, said the same in both places.
+      const overall = await report.locator('.hp-overall').textContent();
+      expect(overall).toMatch(/^(PASS|FAIL|TOO CLOSE TO CALL)/);
+      const word = overall!.match(/^(PASS|FAIL|TOO CLOSE TO CALL)/)![1];
+      expect(await demo.locator('.hp-live-status').textContent()).toMatch(new RegExp(`^Finished: ${word}\\.`));
       expect(await demo.locator('.hp-live-error').isVisible()).toBe(false);
       // On a slide the verdict replaces the chart; the tabs switch between them.
       expect(await demo.locator('.hp-tab[data-tab="report"]').getAttribute('aria-pressed')).toBe('true');
@@ -441,12 +445,11 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
         const card = report.locator(`.hp-verdict-card[data-label="${label}"]`);
         expect(await card.count(), label).toBe(1);
         expect(await card.isVisible()).toBe(true);
-        expect(await card.locator('h4 .hp-badge').textContent()).toMatch(/^(pass|fail)$/);
+        expect(await card.locator('h4 .hp-badge').textContent()).toMatch(/^(pass|fail|too close to call)$/);
         const measured = await card.locator('table.hp-targets tbody tr td:nth-child(2)').allTextContents();
         expect(measured.length, `${label} targets`).toBeGreaterThan(0);
         for (const value of measured) expect(value, `${label} measured ratio`).toMatch(/\d/);
       }
-      expect(await report.locator('.hp-overall').textContent()).toMatch(/^(PASS|FAIL)/);
       await screenshot(page, 'verdict-slide.png');
       await presenterDemo.locator('.hp-report[data-pass]').waitFor({ state: 'visible', timeout: 10_000 });
       expect(await presenterDemo.getAttribute('data-state')).toBe('done');

@@ -20,15 +20,19 @@ export function renderReportHtml(report: RunReport): string {
   }
   const failed = report.servers.filter((s) => s.failure || s.check?.ok === false || s.checkAfterLoad?.ok === false || s.afterLoad?.ok === false);
   for (const server of failed) parts.push(serverProblems(server));
-  const judged = report.verdicts.length > 0;
-  const undecided = report.verdicts.some((v) => v.cannotJudge) ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
-  const overall = report.pass ? 'PASS' : report.tooClose ? undecided : 'FAIL';
   parts.push(
-    `<p class="hp-overall ${report.pass ? 'hp-pass' : report.tooClose ? 'hp-note' : 'hp-fail'}">${judged || !report.pass ? overall : 'measured'}` +
+    `<p class="hp-overall ${report.pass ? 'hp-pass' : report.tooClose ? 'hp-note' : 'hp-fail'}">${overallWord(report)}` +
       `${report.runs ? ` <span class="hp-dim">(passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)</span>` : ''}</p>`,
     '</div>',
   );
   return parts.join('\n');
+}
+
+/** How the run ended, as the report's last line and the live status say it. */
+export function overallWord(report: RunReport): string {
+  if (report.pass) return report.verdicts.length > 0 ? 'PASS' : 'measured';
+  if (report.tooClose) return report.verdicts.some((v) => v.cannotJudge) ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
+  return 'FAIL';
 }
 
 function figuresTable(servers: ServerRun[]): string {

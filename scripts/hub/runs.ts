@@ -17,7 +17,7 @@ import { writeDoctorResult } from '../results.ts';
 import { choicesOf } from './choices.ts';
 import { HttpError } from './http.ts';
 import { doctorPanel } from './pages.ts';
-import { renderReportHtml } from './report-html.ts';
+import { overallWord, renderReportHtml } from './report-html.ts';
 import type { HubMessage, RunRequest, WorkerJob, WorkerMessage } from './run-worker.ts';
 
 const WORKER = new URL('./run-worker.ts', import.meta.url);
@@ -257,7 +257,7 @@ export class Runs {
       } catch (error) {
         html = `<p class="hp-error">the report could not be drawn: ${String(error)}</p>`;
       }
-      this.emit(run, 'report', { report: run.report, html, recordedPass: this.recordPass(run.report) });
+      this.emit(run, 'report', { report: run.report, html, overall: overallWord(run.report), recordedPass: this.recordPass(run.report) });
     } else if (run.doctor) {
       // Like a report, a doctor's result that arrived before a late cancel is kept.
       run.summary.state = 'finished';

@@ -290,7 +290,7 @@
         report.innerHTML = d.html;
         widget.classList.add('hp-has-report');
         root.setAttribute('data-pass', String(d.report.pass));
-        status.textContent = 'Finished: ' + (d.report.pass ? 'PASS' : d.report.verdicts.length ? 'FAIL' : 'measured') + '.' + (d.recordedPass ? ' Your server.ts passed: recorded in your progress.' : '');
+        status.textContent = 'Finished: ' + d.overall + '.' + (d.recordedPass ? ' Your server.ts passed: recorded in your progress.' : '');
         var exerciseStatus = document.getElementById('exercise-status');
         if (d.recordedPass && exerciseStatus) {
           exerciseStatus.textContent = 'passed';
