@@ -90,8 +90,8 @@ export function renderReport(report: RunReport): string {
     for (const verdict of report.verdicts) lines.push(renderVerdict(verdict, report.servers));
     const runs = report.runs ? dim(` (passed in ${report.runs.passedRuns} of ${report.runs.count} runs on its own)`) : '';
     const cannot = report.verdicts.find((v) => v.cannotJudge)?.cannotJudge;
-    const undecided = cannot ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
-    lines.push('', (report.pass ? green(bold('PASS')) : report.tooClose ? yellow(bold(undecided)) : red(bold('FAIL'))) + runs);
+    const overall = bold(overallWord(report));
+    lines.push('', (report.pass ? green(overall) : report.tooClose ? yellow(overall) : red(overall)) + runs);
     if (report.tooClose && cannot) lines.push(`This machine cannot judge it (${cannot}). Exit code 3.`);
     else if (report.tooClose) {
       lines.push(
@@ -440,4 +440,11 @@ export function soakSection(server: ServerRun): string {
   lines.push('', `${bold('soak verdict')} ${verdict}${soak.reasons.length > 0 ? `: ${soak.reasons.join('; ')}` : dim(': no figure drifted beyond its threshold')}`);
   for (const note of soak.notes ?? []) lines.push(`${yellow('note:')} ${note}`);
   return lines.join('\n');
+}
+
+/** How the run ended, in the words of the report's last line: the terminal's, the hub's and its live status. */
+export function overallWord(report: RunReport): string {
+  if (report.pass) return report.verdicts.length > 0 ? 'PASS' : 'measured';
+  if (report.tooClose) return report.verdicts.some((v) => v.cannotJudge) ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
+  return 'FAIL';
 }

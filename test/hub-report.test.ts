@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunReport, ServerRun } from '../scripts/result.ts';
-import { overallWord, renderReportHtml, verdictStatus } from '../scripts/hub/report-html.ts';
+import { renderReportHtml, verdictStatus } from '../scripts/hub/report-html.ts';
+import { overallWord } from '../scripts/report.ts';
 import { secondPercentiles } from '../scripts/load.ts';
 import { judge, verdictsPass } from '../scripts/verdict.ts';
 import { loadResult, sampleManifest, serverRun } from './sample.ts';

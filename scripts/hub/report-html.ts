@@ -3,7 +3,7 @@
 // them. Every string from the report is escaped: labels, titles and failures can carry a server's output.
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
-import { connectionsFor, intervalText, measuredFor } from '../report.ts';
+import { connectionsFor, intervalText, measuredFor, overallWord } from '../report.ts';
 import { escapeHtml as e } from '../html.ts';
 
 export function renderReportHtml(report: RunReport): string {
@@ -26,13 +26,6 @@ export function renderReportHtml(report: RunReport): string {
     '</div>',
   );
   return parts.join('\n');
-}
-
-/** How the run ended, as the report's last line and the live status say it. */
-export function overallWord(report: RunReport): string {
-  if (report.pass) return report.verdicts.length > 0 ? 'PASS' : 'measured';
-  if (report.tooClose) return report.verdicts.some((v) => v.cannotJudge) ? 'CANNOT BE JUDGED HERE' : 'TOO CLOSE TO CALL';
-  return 'FAIL';
 }
 
 function figuresTable(servers: ServerRun[]): string {

@@ -17,7 +17,8 @@ import { writeDoctorResult } from '../results.ts';
 import { choicesOf } from './choices.ts';
 import { HttpError } from './http.ts';
 import { doctorPanel } from './pages.ts';
-import { overallWord, renderReportHtml } from './report-html.ts';
+import { overallWord } from '../report.ts';
+import { renderReportHtml } from './report-html.ts';
 import type { HubMessage, RunRequest, WorkerJob, WorkerMessage } from './run-worker.ts';
 
 const WORKER = new URL('./run-worker.ts', import.meta.url);
