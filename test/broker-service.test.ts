@@ -48,6 +48,30 @@ describe('broker service', () => {
       expect(counts).toMatchObject({ events: 10, messages: 9, qos0: 1, unreadable: 1 });
       expect(counts.first.slice(0, 4)).toEqual([{ user: 'u1', variant: 'A' }, { user: 'u2' }, { user: 'u3' }, { user: 'u4' }]);
       expect((await second.contexts.get(wanted)!.counts()).events).toBe(0);
+
+      // The sample holds every event while there are few, each with when it arrived.
+      const few = await broker.sample();
+      expect(few.seen).toBe(10);
+      expect(few.events.map((e) => e.event)).toEqual(expect.arrayContaining([{ user: 'u1', variant: 'A' }, { user: 'u5' }]));
+      for (const { arrivedAt } of few.events) expect(Math.abs(arrivedAt - Date.now())).toBeLessThan(10_000);
+
+      // Past its 500, the sample is drawn from all of them: events of the last batch are as likely in it as the first's.
+      const client2 = await mqtt.connectAsync(broker.url);
+      try {
+        for (const batch of [0, 1]) {
+          await client2.publishAsync(broker.topic, JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ user: `b${batch}-${i}` }))), { qos: 1 });
+        }
+      } finally {
+        await client2.endAsync();
+      }
+      await waitForEvents(broker, 2010, { quietMs: 1000, limitMs: 5000 });
+      const many = await broker.sample();
+      expect(many.seen).toBe(2010);
+      expect(many.events).toHaveLength(500);
+      const users = many.events.map((e) => (e.event as { user: string }).user);
+      // About half from each batch (250 expected; 180 is more than 6 standard deviations below).
+      expect(users.filter((u) => u.startsWith('b1-')).length).toBeGreaterThan(180);
+      expect(users.filter((u) => u.startsWith('b0-')).length).toBeGreaterThan(180);
     } finally {
       await services.stop();
     }

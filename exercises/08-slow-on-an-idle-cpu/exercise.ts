@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { brokerService, waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
 import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
@@ -23,6 +23,8 @@ const CHECK_USERS = 'check-';
 
 /** An event's decidedAt is read as the time of the decision: seconds off, not a minute. */
 const TS_SLACK_MS = 5000;
+/** The broker counts an event after acknowledging it, on the server's clock: a decidedAt after that is made up. */
+const ARRIVAL_CLOCK_SLACK_MS = 1000;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -141,6 +143,33 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   return expect.result();
 }
 
+/**
+ * What every event on the topic must be, the load's as the probe's: a decision (the variant the user is
+ * assigned in the experiment it names), stamped with when it was made, on the broker within the time the
+ * brief allows of it. `arrivedAt` is when the broker counted it.
+ */
+function eventFindings(event: unknown, arrivedAt: number): Finding[] {
+  const fields = (event !== null && typeof event === 'object' && !Array.isArray(event) ? event : {}) as Record<string, unknown>;
+  const { user, experiment, variant, decidedAt } = fields;
+  const decision = typeof user === 'string' && typeof experiment === 'string' && EXPERIMENTS.includes(experiment) ? assign(user, experiment) : undefined;
+  const lateMs = typeof decidedAt === 'number' ? arrivedAt - decidedAt : undefined;
+  const deadline = INTERVAL_MS + ARRIVAL_MARGIN_MS;
+  return [
+    { ok: decision !== undefined && variant === decision.variant, what: 'it carries a decision {user, experiment, variant}', detail: JSON.stringify(event).slice(0, 120) },
+    { ok: lateMs !== undefined, what: 'it says when the decision was made (decidedAt, ms since the epoch)', detail: `decidedAt ${JSON.stringify(decidedAt)}` },
+    {
+      ok: lateMs === undefined || lateMs <= deadline,
+      what: `it reached the broker within ${deadline / 1000} s of its decision`,
+      detail: `${((lateMs ?? 0) / 1000).toFixed(1)} s after it`,
+    },
+    {
+      ok: lateMs === undefined || lateMs >= -ARRIVAL_CLOCK_SLACK_MS,
+      what: 'its decidedAt is not after it reached the broker',
+      detail: `${(-(lateMs ?? 0) / 1000).toFixed(1)} s after`,
+    },
+  ];
+}
+
 /** One GET on a connection of its own (no keep-alive, so a closing server is not held open): its status, 0 when refused or cut. */
 function statusOf(url: string, timeoutMs = 5000): Promise<number> {
   return new Promise((resolve) => {
@@ -217,6 +246,13 @@ async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAt
     counts.marked - markedBefore >= duringStop,
     `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(counts.marked - markedBefore)} events)`,
     `${fmt(duringStop - (counts.marked - markedBefore))} events lost of the ${duringStop} decisions answered as the stop began`,
+  );
+  // Counting says how many; what the load's events say, and how soon they came, is read from a sample.
+  const sample = await broker.sample();
+  expectSample(
+    expect,
+    `the events say what the probe's do and came as soon (${sample.events.length} of the ${fmt(sample.seen)} read whole, drawn at random as they arrived)`,
+    sample.events.map(({ event, arrivedAt }) => eventFindings(event, arrivedAt)),
   );
   expect.expect(counts.events <= most, 'no decision sent twice', `${fmt(counts.events)} events for at most ${fmt(most)} decisions served`);
   expect.expect(counts.qos0 === 0, 'every message was acknowledged by the broker (QoS 1)', `${counts.qos0} went with QoS 0`);

@@ -6,7 +6,8 @@
 //   request per connection at a time. aedes alone would handle every publish of a socket read at once,
 //   so the order is kept here, per client.
 // - A subscriber inside the broker counts the events arriving on each topic (a message holding a JSON
-//   array is a batch and counts as the events in it) and keeps each topic's first events, for probes.
+//   array is a batch and counts as the events in it) and keeps each topic's first events, for probes,
+//   and a sample of all its events drawn at random as they arrive, each with the time it arrived.
 // The MQTT port is BROKER_MQTT_PORT; the counts are served over HTTP on PORT, which listens last, so
 // the harness sees the broker ready only once both are.
 import http from 'node:http';
@@ -20,6 +21,8 @@ const ackMs = Number(process.env.BROKER_ACK_MS ?? 0);
 /** Topics the counting subscriber listens to; the harness hands out topics under this root. */
 const ROOT = process.env.BROKER_TOPIC_ROOT ?? 'events';
 const KEPT_EVENTS = 200;
+/** Events per topic kept drawn at random (reservoir sampling), so a check can read the load's own. */
+const SAMPLED_EVENTS = 500;
 const markField = process.env.BROKER_MARK_FIELD;
 const markPrefix = process.env.BROKER_MARK_PREFIX;
 
@@ -38,7 +41,16 @@ export interface TopicCounts {
   marked: number;
 }
 
+/** A sample of a topic's events, every event as likely to be in it as any other. */
+export interface TopicSample {
+  /** Events the sample was drawn from: all that arrived on the topic. */
+  seen: number;
+  /** Each with the time the broker counted it (ms since the epoch, after its acknowledgement latency). */
+  events: Array<{ event: unknown; arrivedAt: number }>;
+}
+
 const topics = new Map<string, TopicCounts>();
+const samples = new Map<string, TopicSample>();
 const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [], marked: 0 });
 
 function isMarked(event: unknown): boolean {
@@ -65,6 +77,17 @@ function count(topic: string, payload: Buffer, qos: number): void {
   }
   counts.events += events.length;
   for (const event of events) if (isMarked(event)) counts.marked += 1;
+  let sample = samples.get(topic);
+  if (!sample) samples.set(topic, (sample = { seen: 0, events: [] }));
+  const arrivedAt = Date.now();
+  for (const event of events) {
+    sample.seen += 1;
+    if (sample.events.length < SAMPLED_EVENTS) sample.events.push({ event, arrivedAt });
+    else {
+      const slot = Math.floor(Math.random() * sample.seen);
+      if (slot < SAMPLED_EVENTS) sample.events[slot] = { event, arrivedAt };
+    }
+  }
   for (const event of events) {
     if (counts.first.length >= KEPT_EVENTS) break;
     counts.first.push(event);
@@ -100,13 +123,19 @@ const control = http.createServer((req, res) => {
     res.end(JSON.stringify(Object.fromEntries([...topics].map(([topic, c]) => [topic, { ...c, first: c.first.length }]))));
     return;
   }
+  // A topic is encoded whole (its slashes too), so a literal one after it names the sample.
+  if (url.pathname.startsWith('/topics/') && url.pathname.endsWith('/sample')) {
+    const topic = decodeURIComponent(url.pathname.slice('/topics/'.length, -'/sample'.length));
+    res.end(JSON.stringify(samples.get(topic) ?? { seen: 0, events: [] }));
+    return;
+  }
   if (url.pathname.startsWith('/topics/')) {
     const topic = decodeURIComponent(url.pathname.slice('/topics/'.length));
     res.end(JSON.stringify(topics.get(topic) ?? emptyCounts()));
     return;
   }
   res.statusCode = 404;
-  res.end(JSON.stringify({ error: 'GET /topics or /topics/<topic>' }));
+  res.end(JSON.stringify({ error: 'GET /topics, /topics/<topic> or /topics/<topic>/sample' }));
 });
 
 mqtt.listen(mqttPort, '127.0.0.1', () => {

@@ -1,10 +1,10 @@
 // The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
 import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
-import type { TopicCounts } from './broker-server.ts';
+import type { TopicCounts, TopicSample } from './broker-server.ts';
 import { defineService, type Service, type StartedService } from '../service.ts';
 
-export type { TopicCounts };
+export type { TopicCounts, TopicSample };
 
 const BROKER_SERVER = new URL('./broker-server.ts', import.meta.url).pathname;
 const TOPIC_ROOT = 'events';
@@ -18,6 +18,8 @@ export interface BrokerContext {
   controlUrl: string;
   /** What has arrived on this run's topic so far. */
   counts(): Promise<TopicCounts>;
+  /** Events drawn at random from all that arrived on this run's topic so far, each with when it arrived. */
+  sample(): Promise<TopicSample>;
 }
 
 export interface BrokerOptions {
@@ -60,7 +62,7 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
   return {
     async prepare() {
       const topic = `${TOPIC_ROOT}/run-${++runs}`;
-      const context: BrokerContext = { url, topic, controlUrl: server.url, counts: () => topicCounts(server.url, topic) };
+      const context: BrokerContext = { url, topic, controlUrl: server.url, counts: () => topicCounts(server.url, topic), sample: () => topicSample(server.url, topic) };
       return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, context };
     },
     describe: () => `message broker (aedes, MQTT) at ${url}, ${ackMs} ms per acknowledgement, counts at ${server.url}/topics`,
@@ -74,6 +76,12 @@ export async function topicCounts(controlUrl: string, topic: string): Promise<To
   const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}`, { signal: AbortSignal.timeout(5000) });
   if (!response.ok) throw new Error(`the broker's counts answered ${response.status}`);
   return (await response.json()) as TopicCounts;
+}
+
+export async function topicSample(controlUrl: string, topic: string): Promise<TopicSample> {
+  const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}/sample`, { signal: AbortSignal.timeout(5000) });
+  if (!response.ok) throw new Error(`the broker's sample answered ${response.status}`);
+  return (await response.json()) as TopicSample;
 }
 
 /**
