@@ -39,6 +39,12 @@ export interface BenchOptions {
   measure?: { kind: 'ramp'; ramp: RampRequest } | { kind: 'soak'; soak: SoakOptions };
   /** Keep a steady load's figures second by second over both phases (ServerRun.seconds), for the doctor's line in `run --load`. */
   seconds?: boolean;
+  /**
+   * Runs a steady load (warm-up and measured phase) when the caller lets it: several runs at once share a
+   * few slots for their loads, while their probes and after-load checks, which mostly wait, run freely.
+   * Default: at once.
+   */
+  loadSlot?: <T>(load: () => Promise<T>) => Promise<T>;
 }
 
 /** The load's progress on one server, as the bench's events. */

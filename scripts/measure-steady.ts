@@ -34,7 +34,8 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   };
   await seconds?.start();
   const onLoad = seconds ? (progress: LoadProgress) => (seconds.onLoad(progress), onProgress(progress)) : onProgress;
-  run.load = await runLoad(server.url, load, onLoad, beforeMeasured, sampler);
+  const inSlot = options.loadSlot ?? ((work) => work());
+  run.load = await inSlot(() => runLoad(server.url, load, onLoad, beforeMeasured, sampler));
   run.processes = processes.lap();
   if (finished) run.finishedWork = await finished.end();
   await seconds?.stop();

@@ -5,7 +5,8 @@
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
 // uploads, metrics, a moved DNS record): they run several at a time, each with services of its own. The
 // ones put under load must each get enough requests to change or to fall behind: on a slower machine,
-// eight loaded at once left 08's fire-and-forget too few to pile up, so at most three are loaded at once
+// eight loaded at once left 08's fire-and-forget too few to pile up, so at most three loads run at once
+// (a load is its warm-up and measured phase: the probes and after-load checks around it wait freely),
 // while the ones judged by the probe alone fill the rest (maxConcurrency in vitest.config.ts).
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,7 +63,7 @@ for (const exercise of exercises) {
         expect(server!.check!.failures.join('\n')).toContain(reason);
         return;
       }
-      const [server] = (await loaded(() => runBench(brief, [wrongFixSpec(exercise, file)], { judge: false }))).servers;
+      const [server] = (await runBench(brief, [wrongFixSpec(exercise, file)], { judge: false, loadSlot: loaded })).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
       expect(server!.check?.ok, `should pass the probe before the load: ${server!.check?.failures.join('; ')}`).toBe(true);
       if (tag === 'under-load') {
