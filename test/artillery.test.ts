@@ -99,7 +99,7 @@ describe('export-load', () => {
     const phases = exported.config.config.phases;
     expect(phases.map((p) => p.arrivalRate)).toEqual([30, 30, 75, 120, 165, 210, 255, 300, 345, 390, 435]);
     expect(phases.every((p) => p.maxVusers === 100)).toBe(true);
-    expect(phases.map((p) => p.duration)).toEqual([1, ...Array(10).fill(2)]);
+    expect(phases.map((p) => p.duration)).toEqual([4, ...Array(10).fill(2)]);
     expect(exported.config.config.http).toEqual({ timeout: 10, pool: 100 });
     const json = JSON.parse(readFileSync(exported.script, 'utf8')) as { 'x-hotpath': { differences: string[] } };
     expect(json['x-hotpath'].differences.some((d) => d.includes('maxVusers'))).toBe(true);
