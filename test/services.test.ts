@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../scripts/paths.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
 import { logFileService } from '../scripts/services/log-file.ts';
@@ -62,5 +64,19 @@ describe('services', () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it("keeps the SDK's notice about later versions' Node support out of the harness's output and its servers'", () => {
+    // The harness's S3 client, then a server it starts (a child with the harness's environment) making its own.
+    const client = "new (require('@aws-sdk/client-s3').S3Client)({ region: 'us-east-1' })";
+    const harness = `const { s3Client } = await import('./scripts/services/s3.ts');
+      s3Client({ endpoint: 'http://127.0.0.1:9', bucket: 'b', control: 'c' });
+      const { spawnSync } = await import('node:child_process');
+      process.stderr.write(spawnSync(process.execPath, ['-e', ${JSON.stringify(client)}], { encoding: 'utf8' }).stderr);`;
+    // As in a shell where nobody set it (the vitest worker has imported s3.ts, which sets it).
+    const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _set, ...withoutSetting } = process.env;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', harness], { cwd: ROOT, encoding: 'utf8', env: withoutSetting });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('NodeVersionSupportWarning');
   });
 });
