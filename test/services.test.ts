@@ -66,17 +66,27 @@ describe('services', () => {
     }
   });
 
-  it("keeps the SDK's notice about later versions' Node support out of the harness's output and its servers'", () => {
-    // The harness's S3 client, then a server it starts (a child with the harness's environment) making its own.
-    const client = "new (require('@aws-sdk/client-s3').S3Client)({ region: 'us-east-1' })";
+  it("keeps the SDK's notice about later versions' Node support out of the harness's output and the servers'", async () => {
+    // As in a shell where nobody set it.
+    const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _set, ...shell } = process.env;
+    const makeClient = "new (require('@aws-sdk/client-s3').S3Client)({ region: 'us-east-1' })";
+    // The harness's own client, and the environment it leaves for the processes it starts next.
     const harness = `const { s3Client } = await import('./scripts/services/s3.ts');
       s3Client({ endpoint: 'http://127.0.0.1:9', bucket: 'b', control: 'c' });
-      const { spawnSync } = await import('node:child_process');
-      process.stderr.write(spawnSync(process.execPath, ['-e', ${JSON.stringify(client)}], { encoding: 'utf8' }).stderr);`;
-    // As in a shell where nobody set it (the vitest worker has imported s3.ts, which sets it).
-    const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _set, ...withoutSetting } = process.env;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', harness], { cwd: ROOT, encoding: 'utf8', env: withoutSetting });
+      process.stdout.write(String(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED));`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', harness], { cwd: ROOT, encoding: 'utf8', env: shell });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).not.toContain('NodeVersionSupportWarning');
+    expect(run.stdout).toBe('undefined');
+    // A server given the S3 service's environment.
+    const services = await startServices([s3Service()]);
+    try {
+      const { env } = await services.prepare();
+      const server = spawnSync(process.execPath, ['-e', makeClient], { cwd: ROOT, encoding: 'utf8', env: { ...shell, ...env } });
+      expect(server.status, server.stderr).toBe(0);
+      expect(server.stderr).not.toContain('NodeVersionSupportWarning');
+    } finally {
+      await services.stop();
+    }
   });
 });
