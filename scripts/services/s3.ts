@@ -10,7 +10,7 @@ import { defineService, type Service, type StartedService } from '../service.ts'
  * trainee's to act on (on Node 20 it printed ten lines before every report of exercise 02, from the harness
  * and from each server). Given to the servers that use S3, and set in the harness only while it makes a client.
  */
-const NO_NODE_VERSION_NOTICE = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const NO_NODE_VERSION_NOTICE = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
 
 const S3_SERVER = new URL('./s3-server.ts', import.meta.url).pathname;
 /** s3rver accepts any key pair; these are its documented defaults. */
@@ -54,7 +54,7 @@ async function startS3(directory: string, options: S3Options): Promise<StartedSe
         AWS_REGION: REGION,
         AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-        ...NO_NODE_VERSION_NOTICE,
+        [NO_NODE_VERSION_NOTICE]: 'true',
       };
       return { env, context };
     },
@@ -67,14 +67,13 @@ async function startS3(directory: string, options: S3Options): Promise<StartedSe
 
 export function s3Client(context: S3Context): S3Client {
   // Set only for the moment: the processes the harness starts later keep the environment they were given.
-  const [name, value] = Object.entries(NO_NODE_VERSION_NOTICE)[0]!;
-  const before = process.env[name];
-  process.env[name] = value;
+  const before = process.env[NO_NODE_VERSION_NOTICE];
+  process.env[NO_NODE_VERSION_NOTICE] = 'true';
   try {
     return new S3Client({ endpoint: context.endpoint, region: REGION, forcePathStyle: true, credentials: CREDENTIALS });
   } finally {
-    if (before === undefined) delete process.env[name];
-    else process.env[name] = before;
+    if (before === undefined) delete process.env[NO_NODE_VERSION_NOTICE];
+    else process.env[NO_NODE_VERSION_NOTICE] = before;
   }
 }
 
