@@ -58,7 +58,7 @@ describe('route-table service', () => {
     expect(existsSync(path.dirname(file))).toBe(false);
   });
 
-  it("06's contract: a page built from a table replaced well before its request went out was kept, not routed", async () => {
+  it("06's contract: a page built before its request went out, or from a table replaced well before it, was kept, not routed", async () => {
     const services = await startServices(exercise06.services!);
     try {
       const { contexts } = await services.prepare();
@@ -80,6 +80,17 @@ describe('route-table service', () => {
       expect(check(page(latest, Date.now()))).toEqual([]);
       // Its table replaced 300 ms before the request: a kept page.
       expect(check(page(old, table.replacedAt(old)! + 300)).join('; ')).toMatch(/replaced more than 250 ms before the request went out/);
+      // Built before its request went out, however recently: a kept page. A page built for the request
+      // may read up to the clocks' millisecond earlier, and a page must say when it was built.
+      const built = (revision: number, sentAt: number, builtAt: number | undefined): AnswerSample => ({
+        ...page(revision, sentAt),
+        body: JSON.stringify({ ...pageView('home', rows, revision), builtAt }),
+      });
+      const now = Date.now();
+      expect(check(built(latest, now, now - 20)).join('; ')).toMatch(/built before its request went out/);
+      expect(check(built(latest, now, now - 1))).toEqual([]);
+      expect(check(built(latest, now, now + 3))).toEqual([]);
+      expect(check(built(latest, now, undefined)).join('; ')).toMatch(/builtAt undefined is not a time/);
       // Without the request's time, or the service's record of the revision, nothing to compare.
       const { sentAt: _sentAt, ...undated } = page(old, table.replacedAt(old)! + 300);
       expect(check(undated)).toEqual([]);

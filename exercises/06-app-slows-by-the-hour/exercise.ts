@@ -78,18 +78,20 @@ const HOME_ROWS = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => ent
  * What a client of a page route relies on in every answer, the probe's and the load's alike: 200, JSON
  * that says so in its Content-Type, and exactly the page its rows make, from some revision of the table.
  * The probe (again after the load) checks that a change to the table reaches the answers; under load, the
- * contract checks that the revision was still current about when the request went out (stalePage).
+ * contract checks that each page was built after its request went out (keptPage) and that its revision
+ * was still current about then (stalePage).
  */
 function pageProblems(status: number, contentType: string | null, json: unknown, page: string, rows: string[]): string[] {
   const problems: string[] = [];
   if (status !== 200) problems.push(`status ${status}, not 200`);
   if (!/^application\/json\b/.test(contentType ?? '')) problems.push(`Content-Type ${JSON.stringify(contentType)}, not application/json`);
   if (json === undefined) return [...problems, 'the body is not JSON'];
-  const body = (typeof json === 'object' && json !== null ? json : {}) as { page?: unknown; revision?: unknown; rows?: unknown };
+  const body = (typeof json === 'object' && json !== null ? json : {}) as { page?: unknown; revision?: unknown; builtAt?: unknown; rows?: unknown };
   if (body.page !== page) problems.push(`page ${JSON.stringify(body.page)}, not "${page}"`);
+  if (!(typeof body.builtAt === 'number' && Number.isFinite(body.builtAt))) problems.push(`builtAt ${JSON.stringify(body.builtAt)} is not a time in milliseconds`);
   if (!(typeof body.revision === 'number' && Number.isInteger(body.revision) && body.revision > 0)) {
     problems.push(`revision ${JSON.stringify(body.revision)} is not a revision of the route table`);
-  } else if (JSON.stringify(json) !== JSON.stringify(pageView(page, rows, body.revision))) {
+  } else if (JSON.stringify(json) !== JSON.stringify(pageView(page, rows, body.revision, body.builtAt as number))) {
     const got = Array.isArray(body.rows)
       ? `${body.rows.length} rows, ${body.rows.reduce((sum: number, row: { titles?: unknown }) => sum + (Array.isArray(row?.titles) ? row.titles.length : 0), 0)} titles`
       : `rows ${JSON.stringify(body.rows)?.slice(0, 40)}`;
@@ -123,10 +125,27 @@ function stalePage(answer: AnswerSample, json: unknown, table: RouteTableContext
   return [`built from a route table replaced more than ${STALE_AFTER_MS} ms before the request went out (a page kept from an earlier request)`];
 }
 
+/**
+ * How much earlier than its request a page may say it was built: the server's and the harness's clocks
+ * are the same, read in whole milliseconds on both sides.
+ */
+const BUILT_BEFORE_SENT_MS = 5;
+
+/** An answer built before its request went out: the page was kept from an earlier request, however briefly. */
+function keptPage(answer: AnswerSample, json: unknown): string[] {
+  const { builtAt } = (typeof json === 'object' && json !== null ? json : {}) as { builtAt?: unknown };
+  if (answer.sentAt === undefined || typeof builtAt !== 'number' || builtAt >= answer.sentAt - BUILT_BEFORE_SENT_MS) return [];
+  return ['built before its request went out (a page kept from an earlier request)'];
+}
+
 const contract: AnswerContract = {
   check: (answer, { services }) => {
     const json = parsed(answer.body);
-    return [...pageProblems(answer.status, answer.headers['content-type'] ?? null, json, 'home', HOME_ROWS), ...stalePage(answer, json, services.get(ROUTE_TABLE))];
+    return [
+      ...pageProblems(answer.status, answer.headers['content-type'] ?? null, json, 'home', HOME_ROWS),
+      ...keptPage(answer, json),
+      ...stalePage(answer, json, services.get(ROUTE_TABLE)),
+    ];
   },
 };
 

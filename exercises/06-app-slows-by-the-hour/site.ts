@@ -116,6 +116,8 @@ export interface PageView {
   page: string;
   /** The revision of the route table this answer was built from. */
   revision: number;
+  /** When this answer was built, in milliseconds since the epoch: a page is built for the request it answers. */
+  builtAt: number;
   rows: RowView[];
 }
 
@@ -129,8 +131,8 @@ export function rowView(rowId: string): RowView | undefined {
   return { id: row.id, name: row.name, titles: row.titleIds.map((id) => card(CATALOGUE.titles.get(id)!)) };
 }
 
-export function pageView(page: string, rows: string[], revision: number): PageView {
-  return { page, revision, rows: rows.map(rowView).filter((row): row is RowView => row !== undefined) };
+export function pageView(page: string, rows: string[], revision: number, builtAt = Date.now()): PageView {
+  return { page, revision, builtAt, rows: rows.map(rowView).filter((row): row is RowView => row !== undefined) };
 }
 
 // ---------------------------------------------------------------------------------------------------
