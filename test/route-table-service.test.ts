@@ -90,7 +90,7 @@ describe('route-table service', () => {
       expect(check(built(latest, now, now - 20)).join('; ')).toMatch(/built before its request went out/);
       expect(check(built(latest, now, now - 1))).toEqual([]);
       expect(check(built(latest, now, now + 3))).toEqual([]);
-      expect(check(built(latest, now, undefined)).join('; ')).toMatch(/builtAt undefined is not a time/);
+      expect(check(built(latest, now, undefined))).toEqual(['builtAt undefined is not a time in milliseconds']);
       // Without the request's time, or the service's record of the revision, nothing to compare.
       const { sentAt: _sentAt, ...undated } = page(old, table.replacedAt(old)! + 300);
       expect(check(undated)).toEqual([]);

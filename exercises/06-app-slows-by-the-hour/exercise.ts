@@ -91,7 +91,7 @@ function pageProblems(status: number, contentType: string | null, json: unknown,
   if (!(typeof body.builtAt === 'number' && Number.isFinite(body.builtAt))) problems.push(`builtAt ${JSON.stringify(body.builtAt)} is not a time in milliseconds`);
   if (!(typeof body.revision === 'number' && Number.isInteger(body.revision) && body.revision > 0)) {
     problems.push(`revision ${JSON.stringify(body.revision)} is not a revision of the route table`);
-  } else if (JSON.stringify(json) !== JSON.stringify(pageView(page, rows, body.revision, body.builtAt as number))) {
+  } else if (JSON.stringify(json) !== JSON.stringify({ ...pageView(page, rows, body.revision), builtAt: body.builtAt })) {
     const got = Array.isArray(body.rows)
       ? `${body.rows.length} rows, ${body.rows.reduce((sum: number, row: { titles?: unknown }) => sum + (Array.isArray(row?.titles) ? row.titles.length : 0), 0)} titles`
       : `rows ${JSON.stringify(body.rows)?.slice(0, 40)}`;

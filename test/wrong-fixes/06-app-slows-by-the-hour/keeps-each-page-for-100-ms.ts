@@ -1,7 +1,7 @@
 // Wrong: keeps each page's answer by URL for 100 ms and serves it again without going down the router. Its
-// pages are at most two reloads behind the table, so they keep to the revision the load's answers are held
-// to (250 ms), and the router still grows: only the requests it does not keep slow down as the app ages.
-// Each kept answer was built for an earlier request.
+// pages are at most a reload and those 100 ms behind the table, inside the 250 ms the load's answers may
+// lag, and the router still grows: only the requests it does not keep slow down as the app ages. Each kept
+// answer was built for an earlier request.
 // under-load: built before its request went out
 import express from 'express';
 import {
