@@ -56,6 +56,7 @@ export default defineMeasure({
       }
     },
   },
-  // A change may cost at most a fifth of the baseline's throughput.
-  targets: [{ metric: requestsPerSecond, against: 'baseline', atLeast: 0.8 }],
+  // A change may cost at most 40% of the baseline's throughput: two processes of the same code can differ by
+  // a quarter on a 2-core machine, so a finer gate calls an unchanged service too close (docs/measure.md).
+  targets: [{ metric: requestsPerSecond, against: 'baseline', atLeast: 0.6 }],
 });
