@@ -66,10 +66,11 @@ describe('route-table service', () => {
       await sleep(400);
       const rows = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => entry.path === '/api/pages/home')!.rows!;
       const latest = table.current().revision;
+      // Built as its request went out: the table's reload phase then cannot move sentAt past builtAt.
       const page = (revision: number, sentAt: number): AnswerSample => ({
         status: 200,
         headers: { 'content-type': 'application/json; charset=utf-8' },
-        body: JSON.stringify(pageView('home', rows, revision)),
+        body: JSON.stringify(pageView('home', rows, revision, sentAt)),
         receivedAt: sentAt + 2,
         sentAt,
       });
