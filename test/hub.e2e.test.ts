@@ -230,7 +230,7 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       await page.goBack();
       await page.locator(`#exercises tr[data-exercise="${EX}"] a.hp-deck-link`).click();
       await page.waitForURL((url) => url.origin === hub.url && url.pathname === `/slides/${EX}`); // the deck may add #1 before load
-      await expect.poll(() => page.locator('#hp-counter').textContent()).toBe(`1 / ${COUNT}`);
+      await expect.poll(() => page.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`1 / ${COUNT}`);
       expect(await page.locator('section.hp-slide.hp-current h1').textContent()).toBe(headingOf(1));
       expectNoPageErrors();
     } finally {
@@ -297,10 +297,10 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
 
       // The presenter window asks where the audience is, then leads it.
       await presenter.goto(`${hub.url}/slides/${EX}?presenter`);
-      await expect.poll(() => presenter.locator('#hp-counter').textContent()).toBe(`4 / ${COUNT}`);
+      await expect.poll(() => presenter.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`4 / ${COUNT}`);
       await presenter.keyboard.press('ArrowRight');
-      await expect.poll(() => presenter.locator('#hp-counter').textContent()).toBe(`5 / ${COUNT}`);
-      await expect.poll(() => deepLink.locator('#hp-counter').textContent()).toBe(`5 / ${COUNT}`);
+      await expect.poll(() => presenter.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`5 / ${COUNT}`);
+      await expect.poll(() => deepLink.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`5 / ${COUNT}`);
       await expectSlide(deepLink, 5);
       const notesView = presenter.locator('#hp-notes-view');
       expect(await notesView.isVisible()).toBe(true);
@@ -312,7 +312,7 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
 
       // And back the other way: the audience window moves the presenter.
       await deepLink.keyboard.press('ArrowLeft');
-      await expect.poll(() => presenter.locator('#hp-counter').textContent()).toBe(`4 / ${COUNT}`);
+      await expect.poll(() => presenter.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`4 / ${COUNT}`);
       expect(text(await notesView.innerHTML())).toContain(notesOf(4));
       expectNoPageErrors();
     } finally {
@@ -336,12 +336,12 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       page = await newPage();
       await page.goto(`${hub.url}/slides/${DEMO_EX}`);
       for (let n = 1; n < DEMO_SLIDE; n++) await page.keyboard.press('ArrowRight');
-      await expect.poll(() => page.locator('#hp-counter').textContent()).toBe(`${DEMO_SLIDE} / ${DEMO_COUNT}`);
+      await expect.poll(() => page.locator('#hp-counter').textContent(), { timeout: 5000 }).toBe(`${DEMO_SLIDE} / ${DEMO_COUNT}`);
       demo = page.locator(`section.hp-slide.hp-current .hp-demo[data-exercise="${DEMO_EX}"]`);
       const button = demo.locator('button.hp-run[data-servers="all"]');
       await button.waitFor({ state: 'visible', timeout: 10_000 });
       expect(await button.textContent()).toContain('Run the demo');
-      await expect.poll(() => button.isEnabled()).toBe(true);
+      await expect.poll(() => button.isEnabled(), { timeout: 5000 }).toBe(true);
       // The terminal command is the fallback: hidden once the live widget is there.
       expect(await demo.locator('.hp-demo-fallback').isVisible()).toBe(false);
       // The instructor's presenter window, on the same slide: it must show the run too.
@@ -541,7 +541,7 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       await expect.poll(() => button.isEnabled(), { timeout: 10_000 }).toBe(true);
       await button.click();
       // Under load: the server is up and the page shows its seconds.
-      await expect.poll(() => live.locator('.hp-live-status').textContent(), { timeout: 30_000, interval: 100 }).toMatch(/^broken: (warm-up|measured) \d+\/\d+ s/);
+      await expect.poll(() => live.locator('.hp-live-status').textContent(), { timeout: 30_000, interval: 100 }).toMatch(/^broken: (warm-up|measured|in turns) \d+\/\d+ s/);
       const runId = (await live.getAttribute('data-run-id'))!;
       expect((await api(hub, '/api/runs')).active?.id).toBe(runId);
       const running = runProcesses();

@@ -45,7 +45,9 @@ describe('services', () => {
     expect(Object.values(first.env)).not.toContain(s3.control);
     await answerAtOnce(s3);
     expect(await timed(second.contexts.get(s3Wanted)!, 'b/1.txt')).toBeGreaterThanOrEqual(LATENCY_MS);
-    expect(await timed(s3, 'a/2.txt')).toBeLessThan(LATENCY_MS);
+    // The fastest of three: one PUT can stall on a busy machine; a bucket that still delays delays them all.
+    const undelayed = [await timed(s3, 'a/2.txt'), await timed(s3, 'a/3.txt'), await timed(s3, 'a/4.txt')];
+    expect(Math.min(...undelayed)).toBeLessThan(LATENCY_MS);
 
     const folder = path.dirname(first.contexts.get(logWanted)!);
     await services.stop();
