@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startServices } from '../scripts/services/index.ts';
 import { routeTableService, type PublishedTable, type RouteTableContext } from '../scripts/services/route-table.ts';
@@ -31,9 +30,8 @@ describe('route-table service', () => {
     // Published again on the timer, for the latest server only.
     const firstFile = first.contexts.get(wanted)!.file;
     const firstRevision = read(firstFile).revision;
-    // Three reloads, however late a busy machine fires the timer (the test's timeout bounds the wait).
-    while (read(file).revision < start.revision + 3) await sleep(20);
-    expect(read(file).revision).toBeGreaterThanOrEqual(start.revision + 3);
+    // Three reloads, waited for: a busy machine fires the timer late.
+    await expect.poll(() => read(file).revision, { timeout: 5000, interval: 20 }).toBeGreaterThanOrEqual(start.revision + 3);
     expect(read(firstFile).revision).toBe(firstRevision);
 
     // A change is published at once, under a revision the file carries.
@@ -64,9 +62,9 @@ describe('route-table service', () => {
     try {
       const { contexts } = await services.prepare();
       const table = contexts.get(exercise06.services![0]!) as RouteTableContext;
-      // Seven reloads, however late a busy machine fires the timer: the revision six back must be remembered.
+      // Seven reloads, waited for (a busy machine fires the timer late): the revision six back must be remembered.
       const first = table.current().revision;
-      while (table.current().revision < first + 7) await sleep(20);
+      await expect.poll(() => table.current().revision, { timeout: 5000, interval: 20 }).toBeGreaterThanOrEqual(first + 7);
       const rows = readRouteTable(DEFAULT_ROUTES_FILE).routes.find((entry) => entry.path === '/api/pages/home')!.rows!;
       const latest = table.current().revision;
       // Built as its request went out: the table's reload phase then cannot move sentAt past builtAt.
