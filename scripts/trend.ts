@@ -1,9 +1,13 @@
 // The heap's trend over a run, robust to the GC sawtooth: the heap after each collection (the lower
-// envelope) is what a leak raises, so fit a line through the lowest sample of each window of time.
+// envelope) is what a leak raises, so fit a line through the lowest of each window of time. The probe reads
+// the heap as its collections left it (heapAfterGc); a sample's heapUsed falls anywhere on the young
+// generation's sawtooth (tens of MB on Node 24), and is the fallback only for a sample taken before any.
 export interface HeapPoint {
   /** Milliseconds since the measured phase began. */
   wallMs: number;
   heapUsed: number;
+  /** The lowest heap a collection left since the previous sample (scripts/probe/messages.ts). */
+  heapAfterGc?: number;
 }
 
 export interface HeapTrend {
@@ -18,18 +22,19 @@ export interface HeapTrend {
 
 export function heapTrend(samples: HeapPoint[], windowMs = 3000): HeapTrend | undefined {
   if (samples.length < 3) return undefined;
+  const low = (p: HeapPoint) => p.heapAfterGc ?? p.heapUsed;
   const windows = new Map<number, HeapPoint>();
   for (const sample of samples) {
     const key = Math.floor(sample.wallMs / windowMs);
     const lowest = windows.get(key);
-    if (!lowest || sample.heapUsed < lowest.heapUsed) windows.set(key, sample);
+    if (!lowest || low(sample) < low(lowest)) windows.set(key, sample);
   }
   const envelope = [...windows.values()].sort((a, b) => a.wallMs - b.wallMs);
   const points = envelope.length >= 3 ? envelope : samples;
   return {
-    bytesPerSecond: slope(points.map((p) => [p.wallMs / 1000, p.heapUsed])),
-    first: points[0]!.heapUsed,
-    last: points.at(-1)!.heapUsed,
+    bytesPerSecond: slope(points.map((p) => [p.wallMs / 1000, low(p)])),
+    first: low(points[0]!),
+    last: low(points.at(-1)!),
     peak: Math.max(...samples.map((s) => s.heapUsed)),
     points: points.length,
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { freePort, isPortFree, liveServerCount, onFreePorts, ServerStartError, startServer } from '../scripts/server-process.ts';
 import { fixture, isAlive } from './helpers.ts';
@@ -111,5 +112,46 @@ describe('server process', () => {
     expect(figures!.activeResources.TCPServerWrap).toBe(1);
     expect(figures!.gc.minor.share).toBeGreaterThanOrEqual(0);
     expect(figures!.eventLoopDelay.p99).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports the heap as the last collection left it: memory kept raises it, garbage does not', async () => {
+    // A sample every 100 ms: once two have gone by without a collection, the figure is the last collection's.
+    const server = await startServer(fixture('churns-and-keeps.ts'), { env: { HOTPATH_SAMPLE_MS: '100' } });
+    const ask = async (route: string, times: number) => {
+      for (let i = 0; i < times; i += 1) await fetch(server.url + route).then((r) => r.text());
+      await sleep(300);
+      return (await server.snapshot())!;
+    };
+    try {
+      const start = await ask('/churn', 10);
+      expect(start.heapAfterGc, 'collections ran: the heap as the last one left it').toBeGreaterThan(0);
+      const churned = await ask('/churn', 20);
+      const kept = await ask('/keep', 6);
+      const MB = 1e6;
+      // Hundreds of MB of garbage move it by less than 10 MB; ~60 MB kept, by more than 30.
+      expect(Math.abs(churned.heapAfterGc! - start.heapAfterGc!) / MB).toBeLessThan(10);
+      expect((kept.heapAfterGc! - churned.heapAfterGc!) / MB).toBeGreaterThan(30);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("reports the lowest heap a collection left since the previous sample, not only the last one's", async () => {
+    // No sample goes out during the test: the low counts from the server's start.
+    const server = await startServer(fixture('churns-and-keeps.ts'), { nodeFlags: ['--expose-gc'], env: { HOTPATH_SAMPLE_MS: '60000' } });
+    const ask = async (...routes: string[]) => {
+      for (const route of routes) await fetch(server.url + route).then((r) => r.text());
+      return (await server.snapshot())!;
+    };
+    try {
+      const MB = 1e6;
+      const low = await ask('/drop', '/gc');
+      const high = await ask('/keep', '/keep', '/keep', '/keep', '/keep', '/keep', '/gc');
+      // ~60 MB kept and collected: the heap sits well above the low, but the figure stays at the low.
+      expect((high.heapUsed - low.heapAfterGc!) / MB).toBeGreaterThan(30);
+      expect(Math.abs(high.heapAfterGc! - low.heapAfterGc!) / MB).toBeLessThan(5);
+    } finally {
+      await server.stop();
+    }
   });
 });

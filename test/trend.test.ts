@@ -30,6 +30,20 @@ describe('heap trend', () => {
     expect(leaking.peak).toBeGreaterThan(leaking.last);
   });
 
+  it('takes the heap as the collections left it where the probe read it, not where a sample fell on the sawtooth', () => {
+    // Six samples a second apart, as a short measured phase gives: heapUsed anywhere between 45 and 81 MB
+    // (Node 24's young generation), the heap after each sample's collections flat, then climbing 5 MB/s.
+    const used = [81, 74, 51, 80, 60, 45].map((mb) => mb * 1e6);
+    const samples = (after: (i: number) => number) => used.map((heapUsed, i) => ({ wallMs: (i + 1) * 1000, heapUsed, heapAfterGc: after(i) }));
+    // Fitted on heapUsed alone, the same samples read a slope of several MB/s either way.
+    expect(Math.abs(heapTrend(used.map((heapUsed, i) => ({ wallMs: (i + 1) * 1000, heapUsed })))!.bytesPerSecond)).toBeGreaterThan(4e6);
+    const flat = heapTrend(samples(() => 40e6))!;
+    const leaking = heapTrend(samples((i) => 40e6 + 5e6 * i))!;
+    expect(flat.bytesPerSecond).toBe(0);
+    expect(leaking.bytesPerSecond).toBeCloseTo(5e6, -4);
+    expect([flat.first, flat.last, flat.peak]).toEqual([40e6, 40e6, 81e6]);
+  });
+
   it('needs a few samples', () => {
     expect(heapTrend(sawtooth(1e6, 2))).toBeUndefined();
   });

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { constants, monitorEventLoopDelay, performance as nodePerformance, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import type { GcKindFigures, HarnessToProbe, LoopFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
@@ -70,13 +71,16 @@ function raisePeaks(peaks: Record<string, number>, now: Record<string, number>):
   for (const [type, count] of Object.entries(now)) if (count > (peaks[type] ?? 0)) peaks[type] = count;
 }
 
-function startFigures(): { figures(): RuntimeFigures; reset(): void } {
+function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): void } {
   const asyncResources = process.env.HOTPATH_ASYNC_RESOURCES === '1' ? countAsyncResources() : undefined;
   let activePeak: Record<string, number> = {};
   let pendingPeak: Record<string, number> = {};
   const emptyGc = () => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
   let gc = emptyGc();
   let since = performance.now();
+  // The heap as the collections left it: the lowest since the last sample, and the last collection's.
+  let heapLow: number | undefined;
+  let heapAfterLast: number | undefined;
   const RESOLUTION_MS = 10;
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
@@ -89,6 +93,10 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
       bucket.count += 1;
       bucket.ms += entry.duration;
     }
+    // Read as the observer hears of the collections, a moment after the last: what it left, give or take a
+    // few hundred KB allocated since.
+    heapAfterLast = getHeapStatistics().used_heap_size;
+    if (heapLow === undefined || heapAfterLast < heapLow) heapLow = heapAfterLast;
   });
   observer.observe({ entryTypes: ['gc'] });
 
@@ -106,6 +114,7 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
       return {
         wallMs,
         heapUsed: memory.heapUsed,
+        ...(heapAfterLast !== undefined ? { heapAfterGc: heapLow ?? heapAfterLast } : {}),
         heapTotal: memory.heapTotal,
         rss: memory.rss,
         gc: { minor: share(gc.minor), major: share(gc.major), other: share(gc.other) },
@@ -127,6 +136,10 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void } {
       gc = emptyGc();
       since = performance.now();
       delay.reset();
+    },
+    /** A sample went out: the next one's heap low counts from here. */
+    sampled() {
+      heapLow = undefined;
     },
   };
 }
@@ -179,6 +192,7 @@ export function startReporting(send: Send, options: { resetAfterEachSample?: boo
   const runtime = startFigures();
   setInterval(() => {
     send({ type: 'sample', figures: runtime.figures() });
+    runtime.sampled();
     if (options.resetAfterEachSample) runtime.reset();
   }, SAMPLE_INTERVAL_MS).unref();
   return runtime;

@@ -5,6 +5,12 @@ export interface RuntimeFigures {
   /** Wall time covered by these figures. */
   wallMs: number;
   heapUsed: number;
+  /**
+   * The heap as the collections left it: the lowest V8's used heap size read after any collection since
+   * the previous sample (the last collection's when none ran since); absent before the first. A leak
+   * raises it; the young generation's sawtooth, and garbage waiting in the old one, do not.
+   */
+  heapAfterGc?: number;
   heapTotal: number;
   rss: number;
   gc: {
