@@ -8,7 +8,8 @@ export interface RuntimeFigures {
   /**
    * The heap as the collections left it: the lowest V8's used heap size read after any collection since
    * the previous sample (the last collection's when none ran since); absent before the first. A leak
-   * raises it; the young generation's sawtooth, and garbage waiting in the old one, do not.
+   * raises it, and so does garbage promoted to the old generation until a full collection frees it; the
+   * young generation's sawtooth does not.
    */
   heapAfterGc?: number;
   heapTotal: number;
