@@ -34,7 +34,7 @@ interface Publication {
   routes: Record<string, unknown>;
 }
 
-/** How many changes are remembered: an hour at one every 200 ms (07's), at least half that once it fills. */
+/** How many changes are remembered: two and a half hours at one every 500 ms (07's), at least half that once it fills. */
 const REMEMBERED = 18_000;
 
 /** Metric lines the sink received since the server run began, by the address they were sent to and by name. */
