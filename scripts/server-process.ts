@@ -58,6 +58,8 @@ export interface RunningServer {
   resetFigures(): void;
   /** The probe's figures since the last reset, or undefined if the server does not answer in time. */
   snapshot(timeoutMs?: number): Promise<RuntimeFigures | undefined>;
+  /** The heap a full collection leaves (bytes), asked of the probe now; undefined without an answer. */
+  collect(timeoutMs?: number): Promise<number | undefined>;
   /** The event loop's utilization since the previous call (0 idle, 1 always busy), or undefined without an answer. */
   utilization(timeoutMs?: number): Promise<number | undefined>;
   /** Each process's event loop time so far (the main one and a cluster's workers), by pid, as their probes last wrote it. */
@@ -197,10 +199,10 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
   });
 
   const samples: RuntimeFigures[] = [];
-  // Questions to the probe that wait for its answer, by id: snapshot, utilization and source maps.
+  // Questions to the probe that wait for its answer, by id: snapshot, a full collection, utilization and source maps.
   const pendingAnswers = new Map<number, (answer: unknown) => void>();
   let nextQuestionId = 1;
-  const ask = <T>(type: 'snapshot' | 'utilization' | 'sourceMaps', timeoutMs: number, extra: object = {}): Promise<T | undefined> =>
+  const ask = <T>(type: 'snapshot' | 'collect' | 'utilization' | 'sourceMaps', timeoutMs: number, extra: object = {}): Promise<T | undefined> =>
     new Promise((resolve) => {
       if (!child.connected) return resolve(undefined);
       const id = nextQuestionId++;
@@ -221,6 +223,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     if (message.type === 'listening') onListening?.(message.port);
     if (message.type === 'sample') samples.push(message.figures);
     if (message.type === 'snapshot') pendingAnswers.get(message.id)?.(message.figures);
+    if (message.type === 'collected') pendingAnswers.get(message.id)?.(message.heapUsed);
     if (message.type === 'utilization') pendingAnswers.get(message.id)?.(message.value);
     if (message.type === 'sourceMaps') pendingAnswers.get(message.id)?.(message.maps);
   });
@@ -268,6 +271,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
       if (child.connected) child.send({ type: 'reset' });
     },
     snapshot: (timeoutMs = 5000) => ask<RuntimeFigures>('snapshot', timeoutMs),
+    collect: (timeoutMs = 5000) => ask<number>('collect', timeoutMs),
     utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
     loops: () => readLoops(loopFolder),
     stop,

@@ -40,6 +40,22 @@ export function heapTrend(samples: HeapPoint[], windowMs = 3000): HeapTrend | un
   };
 }
 
+/**
+ * The heap a full collection left at two moments (`at` in ms), as a trend: what stayed alive between them,
+ * per second. Only a full collection frees what was promoted to the old generation, so this is the heap's
+ * growth a leak makes and garbage does not. `peak` is the highest heap the samples between them saw.
+ */
+export function keptHeapTrend(start: { at: number; heap: number }, end: { at: number; heap: number }, samples: HeapPoint[]): HeapTrend {
+  const seconds = (end.at - start.at) / 1000;
+  return {
+    bytesPerSecond: seconds > 0 ? (end.heap - start.heap) / seconds : 0,
+    first: start.heap,
+    last: end.heap,
+    peak: Math.max(start.heap, end.heap, ...samples.map((s) => s.heapUsed)),
+    points: 2,
+  };
+}
+
 /** Least-squares slope of y over x. */
 export function slope(points: Array<[number, number]>): number {
   const n = points.length;

@@ -70,8 +70,11 @@ describe('the doctor', () => {
     expect(kinds(observation({ loadSeconds: [2000, 8000, 10_000, 10_000, 10_000, 10_000].map((requests) => ({ requests, p99: 2 })) }))).toEqual([]);
   });
 
-  it('names memory that grows: the heap low points, or a resource type that keeps rising', () => {
-    expect(kinds(observation({ heap: { bytesPerSecond: 30e6, first: 20e6, last: 200e6, peak: 220e6, points: 6 } }))).toContain('memory-grows');
+  it('names memory that grows: the heap a full collection leaves, or a resource type that keeps rising', () => {
+    const kept = observation({ heap: { bytesPerSecond: 30e6, first: 20e6, last: 200e6, peak: 220e6, points: 2 } });
+    expect(kinds(kept)).toContain('memory-grows');
+    expect(diagnose(kept).findings.find((f) => f.kind === 'memory-grows')!.evidence.join(' ')).toContain('the heap kept 30.0 MB/s more');
+    expect(kinds(observation({ heap: { bytesPerSecond: 1e6, first: 20e6, last: 26e6, peak: 220e6, points: 2 } }))).not.toContain('memory-grows');
     const timers = observation();
     timers.serverSeconds = timers.serverSeconds.map((s, i) => ({ ...s, active: { TCPSocketWrap: 31, Timeout: 10 + 400 * i } }));
     const found = diagnose(timers).findings.find((f) => f.kind === 'memory-grows')!;
@@ -145,6 +148,9 @@ describe('the doctor', () => {
     expect(doctorLine(calm, 'mine').replace(/\x1b\[[0-9;]*m/g, '')).toBe('doctor: no problem found in these figures (what it looks for: npm run workshop -- doctor 99)');
     // Without its seconds (a ramp, a soak) a run has no line.
     expect(doctorOfRun(exercise, { ...run, seconds: undefined })).toBeUndefined();
+    // A run's heap trend (its low points, no full collection asked for) names no growth: promoted garbage climbs too.
+    const climbing = { ...run, seconds: { load: observation().loadSeconds, server: observation().serverSeconds }, heap: { bytesPerSecond: 30e6, first: 20e6, last: 200e6, peak: 220e6, points: 4 } };
+    expect(doctorOfRun(exercise, climbing)!.findings.map((f) => f.kind)).not.toContain('memory-grows');
   });
 
   it('says why it could not observe a server', () => {

@@ -136,6 +136,32 @@ describe('server process', () => {
     }
   });
 
+  it("runs a full collection when asked: kept memory raises the heap it leaves, promoted garbage does not, and its time is not the server's", async () => {
+    const server = await startServer(fixture('churns-and-keeps.ts'), { env: { HOTPATH_SAMPLE_MS: '60000' } });
+    const get = (route: string) => fetch(server.url + route).then((r) => r.text());
+    try {
+      const MB = 1e6;
+      const start = (await server.collect())!;
+      await get('/promote');
+      const afterGarbage = (await server.collect())!;
+      for (let i = 0; i < 6; i += 1) await get('/keep');
+      const afterKeeping = (await server.collect())!;
+      // ~40 MB promoted and dropped leaves it within 5 MB; ~60 MB kept raises it by more than 30.
+      expect(Math.abs(afterGarbage - start) / MB).toBeLessThan(5);
+      expect((afterKeeping - afterGarbage) / MB).toBeGreaterThan(30);
+      // Asked for, not the server's own: two full collections after a reset leave its major count at 0.
+      server.resetFigures();
+      await server.collect();
+      await server.collect();
+      await sleep(200); // the GC observer hears of them
+      const figures = (await server.snapshot())!;
+      expect(figures.gc.major.count).toBe(0);
+      expect(figures.gc.major.ms).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("reports the lowest heap a collection left since the previous sample, not only the last one's", async () => {
     // No sample goes out during the test: the low counts from the server's start.
     const server = await startServer(fixture('churns-and-keeps.ts'), { nodeFlags: ['--expose-gc'], env: { HOTPATH_SAMPLE_MS: '60000' } });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nodeFlagsComment } from '../scripts/bench.ts';
-import { heapTrend, slope } from '../scripts/trend.ts';
+import { heapTrend, keptHeapTrend, slope } from '../scripts/trend.ts';
 
 /** A heap that climbs by `baseline` bytes a second under a sawtooth of garbage collected every 4 s. */
 function sawtooth(baseline: number, seconds = 20): Array<{ wallMs: number; heapUsed: number }> {
@@ -42,6 +42,13 @@ describe('heap trend', () => {
     expect(flat.bytesPerSecond).toBe(0);
     expect(leaking.bytesPerSecond).toBeCloseTo(5e6, -4);
     expect([flat.first, flat.last, flat.peak]).toEqual([40e6, 40e6, 81e6]);
+  });
+
+  it('reads what two full collections left as what the heap kept per second between them', () => {
+    const samples = [90, 120, 70].map((mb, i) => ({ wallMs: 2000 * (i + 1), heapUsed: mb * 1e6 }));
+    const kept = keptHeapTrend({ at: 1000, heap: 20e6 }, { at: 7000, heap: 80e6 }, samples);
+    expect(kept).toEqual({ bytesPerSecond: 10e6, first: 20e6, last: 80e6, peak: 120e6, points: 2 });
+    expect(keptHeapTrend({ at: 1000, heap: 20e6 }, { at: 1000, heap: 20e6 }, []).bytesPerSecond).toBe(0);
   });
 
   it('needs a few samples', () => {

@@ -42,7 +42,7 @@ export function renderDoctor(result: DoctorResult): string {
         f.delayP99 !== undefined ? `loop delay p99 ${integer(f.delayP99)} ms` : undefined,
         `CPU ${f.cores.toFixed(2)} of ${result.cores} cores${f.processCores.length > 1 ? ` over ${f.processCores.length} processes` : ''}`,
         f.gcShare !== undefined ? `GC ${percent(f.gcShare, 0)} of the time` : undefined,
-        f.heapMBps !== undefined ? `heap low points ${f.heapMBps >= 0 ? '+' : ''}${f.heapMBps.toFixed(1)} MB/s` : undefined,
+        f.heapMBps !== undefined ? `heap kept ${f.heapMBps >= 0 ? '+' : ''}${f.heapMBps.toFixed(1)} MB/s` : undefined,
         f.p99Late !== undefined ? `p99 ${integer(f.p99Late)} ms at the end` : undefined,
       ]
         .filter(Boolean)

@@ -38,7 +38,7 @@ export interface DoctorFigures {
   gcShare?: number;
   scavengeShare?: number;
   gcMsPerRequest?: number;
-  /** Slope of the heap's low points, MB/s. */
+  /** What the heap kept over the measured phase, MB/s: a full collection's heap at its end less at its start. */
   heapMBps?: number;
   /** Active resource types whose count rose over the load: first and last count. */
   rising: Array<{ type: string; first: number; last: number }>;
@@ -60,7 +60,7 @@ export const THRESHOLDS = {
    */
   slowedTo: 0.6,
   costGrewBy: 1.5,
-  /** Heap low points climbing at least this many MB/s over the measured phase. */
+  /** The heap keeping at least this many MB/s over the measured phase, full collection to full collection. */
   heapMBps: 10,
   /** An active resource type counts as rising when it ends at least twice its first count and this many more (and twice the connections). */
   risingBy: 50,
@@ -164,7 +164,7 @@ export function diagnose(o: Observation): { figures: DoctorFigures; findings: Fi
       kind: 'memory-grows',
       title: 'Memory grows, and work outlives its requests',
       evidence: [
-        ...(heapGrows ? [`the heap's low points (after each collection) climb ${f.heapMBps!.toFixed(1)} MB/s`] : []),
+        ...(heapGrows ? [`after a full collection at each end of the load, the heap kept ${f.heapMBps!.toFixed(1)} MB/s more`] : []),
         ...f.rising.map((r) => `active ${r.type} went from ${int(r.first)} to ${int(r.last)} during the load`),
       ],
       next:

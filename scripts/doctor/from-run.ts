@@ -20,7 +20,8 @@ export function doctorOfRun(exercise: Exercise, run: ServerRun): DoctorResult | 
     loadSeconds: run.seconds.load,
     serverSeconds: run.seconds.server,
     ...(run.runtime ? { runtime: run.runtime } : {}),
-    ...(run.heap ? { heap: run.heap } : {}),
+    // Not the run's heap trend: without the doctor's full collections at the measured phase's ends it
+    // cannot tell garbage promoted to the old generation from a leak (observe.ts).
     requests: run.load.answered,
     // The probe's figures cover the measured phase only.
     runtimeRequests: run.load.requests,

@@ -12,7 +12,7 @@ import { Seconds } from './seconds.ts';
 import type { RuntimeFigures } from '../probe/messages.ts';
 import { startServices } from '../services/index.ts';
 import { startAndProbe } from '../start-and-probe.ts';
-import { heapTrend, type HeapTrend } from '../trend.ts';
+import { keptHeapTrend, type HeapTrend } from '../trend.ts';
 import type { Frame } from '../profile/cpu-tree.ts';
 import { mappedFiles, profileOfExited } from '../profile/cpu-run.ts';
 
@@ -28,7 +28,7 @@ export interface Observation {
   serverSeconds: ServerSecond[];
   /** The probe's figures over the whole load. */
   runtime?: RuntimeFigures;
-  /** The heap's low points over the measured phase. */
+  /** The heap a full collection left at the start and the end of the measured phase (trend.ts keptHeapTrend). */
   heap?: HeapTrend;
   /** 2xx answers over the whole load. */
   requests: number;
@@ -82,12 +82,18 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
         { phase: 'measured' as const, length: load.durationSeconds },
       ].filter((p) => p.length > 0);
       const totals = { answered: 0, errors: 0 };
-      // The heap's trend over the measured phase: while a server warms up its heap grows anyway.
+      // The heap over the measured phase (while a server warms up its heap grows anyway): what a full
+      // collection leaves at its start and at its end. Between full collections, garbage promoted to the old
+      // generation climbs like a leak (05's fixed server on Node 22: 10 MB/s over 6 s, gone at the next one).
       let measuredFrom = sampledFrom;
       // One sample a second while the load runs (not while the server settles between the phases).
       const seconds = new Seconds(server, { 'warm-up': load.warmupSeconds, measured: load.durationSeconds });
+      let kept: { at: number; heap: number } | undefined;
       for (const { phase, length } of phases) {
-        if (phase === 'measured') measuredFrom = server.samples.length;
+        if (phase === 'measured') {
+          measuredFrom = server.samples.length;
+          kept = await fullCollection(server);
+        }
         await seconds.start();
         try {
           const result = await runPhase(server.url, load, phase, length, (progress) => {
@@ -101,7 +107,8 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
         }
       }
       const runtime = await server.snapshot();
-      const heap = heapTrend(server.samples.slice(measuredFrom));
+      const keptAtEnd = kept && !server.exit() ? await fullCollection(server) : undefined;
+      const heap = kept && keptAtEnd ? keptHeapTrend(kept, keptAtEnd, server.samples.slice(measuredFrom)) : undefined;
       const exit = server.exit();
       let profile: Frame | undefined;
       if (profiling && !exit) {
@@ -126,4 +133,10 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
   } finally {
     await services.stop();
   }
+}
+
+/** A full collection in the server now (the probe's), and when: undefined if the probe did not answer. */
+async function fullCollection(server: { collect(): Promise<number | undefined> }): Promise<{ at: number; heap: number } | undefined> {
+  const heap = await server.collect();
+  return heap === undefined ? undefined : { at: performance.now(), heap };
 }

@@ -9,7 +9,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { constants, monitorEventLoopDelay, performance as nodePerformance, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { GcKindFigures, HarnessToProbe, LoopFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
@@ -71,12 +72,28 @@ function raisePeaks(peaks: Record<string, number>, now: Record<string, number>):
   for (const [type, count] of Object.entries(now)) if (count > (peaks[type] ?? 0)) peaks[type] = count;
 }
 
-function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): void } {
+/**
+ * A full collection when the harness asks, and the heap it leaves: what is still alive. The doctor asks at
+ * the start and the end of its measured phase; between full collections, garbage promoted to the old
+ * generation reads like a leak. `gc` comes from a fresh context, so the server's global does not gain one.
+ */
+function collectFully(): { heapUsed: number; ms: number } {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const start = performance.now();
+  gc();
+  const ms = performance.now() - start;
+  return { heapUsed: getHeapStatistics().used_heap_size, ms };
+}
+
+function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): void; collect(): number } {
   const asyncResources = process.env.HOTPATH_ASYNC_RESOURCES === '1' ? countAsyncResources() : undefined;
   let activePeak: Record<string, number> = {};
   let pendingPeak: Record<string, number> = {};
   const emptyGc = () => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
   let gc = emptyGc();
+  // The full collections the harness asked for: not the server's own cost, so left out of its GC figures.
+  let forced = { count: 0, ms: 0 };
   let since = performance.now();
   // The heap as the collections left it: the lowest since the last sample, and the last collection's.
   let heapLow: number | undefined;
@@ -106,6 +123,7 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): 
     figures() {
       const wallMs = performance.now() - since;
       const share = (b: { count: number; ms: number }): GcKindFigures => ({ ...b, share: wallMs > 0 ? b.ms / wallMs : 0 });
+      const major = { count: Math.max(0, gc.major.count - forced.count), ms: Math.max(0, gc.major.ms - forced.ms) };
       const memory = process.memoryUsage();
       const activeResources: Record<string, number> = {};
       for (const type of process.getActiveResourcesInfo()) activeResources[type] = (activeResources[type] ?? 0) + 1;
@@ -117,7 +135,7 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): 
         ...(heapAfterLast !== undefined ? { heapAfterGc: heapLow ?? heapAfterLast } : {}),
         heapTotal: memory.heapTotal,
         rss: memory.rss,
-        gc: { minor: share(gc.minor), major: share(gc.major), other: share(gc.other) },
+        gc: { minor: share(gc.minor), major: share(major), other: share(gc.other) },
         eventLoopDelay: {
           mean: ms(delay.mean),
           p50: ms(delay.percentile(50)),
@@ -134,12 +152,18 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): 
       activePeak = {};
       pendingPeak = {};
       gc = emptyGc();
+      forced = { count: 0, ms: 0 };
       since = performance.now();
       delay.reset();
     },
     /** A sample went out: the next one's heap low counts from here. */
     sampled() {
       heapLow = undefined;
+    },
+    collect() {
+      const { heapUsed, ms } = collectFully();
+      forced = { count: forced.count + 1, ms: forced.ms + ms };
+      return heapUsed;
     },
   };
 }
@@ -210,6 +234,7 @@ if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
       send({ type: 'utilization', id: message.id, value: nodePerformance.eventLoopUtilization(now, lastUtilization).utilization });
       lastUtilization = now;
     }
+    if (message?.type === 'collect') send({ type: 'collected', id: message.id, heapUsed: runtime.collect() });
     if (message?.type === 'sourceMaps') send({ type: 'sourceMaps', id: message.id, maps: loadedSourceMaps(message.files) });
     if (message?.type === 'exit') process.exit(0);
   });

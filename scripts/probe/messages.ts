@@ -55,6 +55,8 @@ export type ProbeToHarness =
   | { type: 'snapshot'; id: number; figures: RuntimeFigures }
   /** The event loop's utilization (0 to 1) since the previous utilization message. */
   | { type: 'utilization'; id: number; value: number }
+  /** V8's used heap right after the full collection the harness asked for, bytes: what is still alive. */
+  | { type: 'collected'; id: number; heapUsed: number }
   /** Source maps of the asked files that are loaded (by file URL), without their sources' text. */
   | { type: 'sourceMaps'; id: number; maps: Record<string, SourceMapData> };
 
@@ -71,6 +73,8 @@ export type HarnessToProbe =
   | { type: 'reset' }
   | { type: 'snapshot'; id: number }
   | { type: 'utilization'; id: number }
+  /** Run a full collection now (left out of the GC figures) and answer with the heap it leaves. */
+  | { type: 'collect'; id: number }
   /** The source maps of these files (absolute paths), for positions in a CPU profile of transpiled TypeScript. */
   | { type: 'sourceMaps'; id: number; files: string[] }
   /** Exit normally (process.exit(0)), so that exit-time output such as --cpu-prof's profile is written. */
