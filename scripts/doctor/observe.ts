@@ -12,7 +12,7 @@ import { Seconds } from './seconds.ts';
 import type { RuntimeFigures } from '../probe/messages.ts';
 import { startServices } from '../services/index.ts';
 import { startAndProbe } from '../start-and-probe.ts';
-import { waitUntilIdle } from '../idle.ts';
+import { waitUntilQuiet } from '../idle.ts';
 import { keptHeapTrend, type HeapTrend } from '../trend.ts';
 import type { Frame } from '../profile/cpu-tree.ts';
 import { mappedFiles, profileOfExited } from '../profile/cpu-run.ts';
@@ -110,10 +110,10 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
       const loadEnded = performance.now();
       const runtime = await server.snapshot();
       // What the heap kept, not what the last requests still hold (05's log lines waiting to be written):
-      // the end's full collection once the server's loop is idle, over the load's own seconds.
+      // the end's full collection once the server's processes are quiet, over the load's own seconds.
       let keptAtEnd: { at: number; heap: number } | undefined;
       if (kept && !server.exit()) {
-        await waitUntilIdle(server, 3000);
+        await waitUntilQuiet(server, 3000);
         const end = await fullCollection(server);
         keptAtEnd = end && { at: loadEnded, heap: end.heap };
       }
