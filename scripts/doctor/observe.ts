@@ -110,10 +110,11 @@ export async function observe(exercise: Exercise, spec: ServerSpec, options: Obs
       const loadEnded = performance.now();
       const runtime = await server.snapshot();
       // What the heap kept, not what the last requests still hold (05's log lines waiting to be written):
-      // the end's full collection once the server's processes are quiet, over the load's own seconds.
+      // the end's full collection once the server's processes are quiet (1 s at most: a backlog that lasts
+      // longer, 02's uploads, is what the figure is for), over the load's own seconds.
       let keptAtEnd: { at: number; heap: number } | undefined;
       if (kept && !server.exit()) {
-        await waitUntilQuiet(server, 3000);
+        await waitUntilQuiet(server, 1000);
         const end = await fullCollection(server);
         keptAtEnd = end && { at: loadEnded, heap: end.heap };
       }
