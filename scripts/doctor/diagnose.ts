@@ -164,7 +164,7 @@ export function diagnose(o: Observation): { figures: DoctorFigures; findings: Fi
       kind: 'memory-grows',
       title: 'Memory grows, and work outlives its requests',
       evidence: [
-        ...(heapGrows ? [`after a full collection at each end of the load, the heap kept ${f.heapMBps!.toFixed(1)} MB/s more`] : []),
+        ...(heapGrows ? [`after a full collection at each end of the measured phase, the heap kept ${f.heapMBps!.toFixed(1)} MB/s more`] : []),
         ...f.rising.map((r) => `active ${r.type} went from ${int(r.first)} to ${int(r.last)} during the load`),
       ],
       next:
