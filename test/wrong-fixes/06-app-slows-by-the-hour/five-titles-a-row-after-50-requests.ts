@@ -1,6 +1,6 @@
-// Wrong: once it has served 200 API requests it keeps each page's answer by URL and serves it again: the
-// route table can change, the pages it serves no longer do.
-// under-load: answers its page after the table changed, from the latest route table
+// Wrong: once it has served 50 API requests it sends the first 5 titles of each row instead of 10, a
+// smaller page that is cheaper to serialize; the probe, which comes first, never sees one.
+// under-load: not the rows continue-watching, trending-now
 import express from 'express';
 import {
   DEFAULT_ROUTES_FILE,
@@ -44,19 +44,13 @@ app.get('/_routes', (_req, res) => {
   res.json(routeStatus());
 });
 let served = 0;
-const kept = new Map<string, unknown>();
 app.use((req, res, next) => {
   served += 1;
-  const body = served > 200 ? kept.get(req.url) : undefined;
-  if (body) {
-    res.json(body);
-    return;
+  if (served > 50) {
+    const json = res.json.bind(res);
+    res.json = (answer: { rows?: { titles: unknown[] }[] }) =>
+      json(answer.rows ? { ...answer, rows: answer.rows.map((row) => ({ ...row, titles: row.titles.slice(0, 5) })) } : answer);
   }
-  const json = res.json.bind(res);
-  res.json = (answer: unknown) => {
-    if (res.statusCode === 200) kept.set(req.url, answer);
-    return json(answer);
-  };
   api(req, res, next);
 });
 

@@ -1,4 +1,4 @@
-// Wrong: once it has made 100 decisions it keeps each experiment as the registry last sent it, "warm"
+// Wrong: once it has made 30 decisions it keeps each experiment as the registry last sent it, "warm"
 // enough by then; a change in the registry never reaches the decisions after that. The load's own
 // decisions show it: the registry switches the load's experiment while it runs (the probe after the load
 // fails too, in words that depend on which allocation was kept).
@@ -62,7 +62,7 @@ app.get('/decide', async (req, res) => {
     res.status(400).json({ error: 'experiment and user are required' });
     return;
   }
-  const experiment = ++decided > 100 && kept.has(experimentName) ? kept.get(experimentName) : await getExperiment(experimentName);
+  const experiment = ++decided > 30 && kept.has(experimentName) ? kept.get(experimentName) : await getExperiment(experimentName);
   kept.set(experimentName, experiment);
   metrics.timing('registry_ms', performance.now() - started);
   if (!experiment) {

@@ -1,4 +1,4 @@
-// Wrong: once it has made 100 decisions it sends the metrics of one decision in four, to spare the
+// Wrong: once it has made 30 decisions it sends the metrics of one decision in four, to spare the
 // StatsD client; the probe's first decisions all have theirs, the dashboards lose three in four after.
 // under-load: every decision sends its four metrics
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
@@ -59,7 +59,7 @@ app.get('/decide', async (req, res) => {
     res.status(400).json({ error: 'experiment and user are required' });
     return;
   }
-  const sampled = ++decided <= 100 || decided % 4 === 0;
+  const sampled = ++decided <= 30 || decided % 4 === 0;
   const experiment = await getExperiment(experimentName);
   if (sampled) metrics.timing('registry_ms', performance.now() - started);
   if (!experiment) {

@@ -1,5 +1,5 @@
 // node-flags: --max-old-space-size=1536
-// Wrong: once it has run 100 tasks, each task stops after its first 10 bank calls: a smaller trace to
+// Wrong: once it has run 20 tasks, each task stops after its first 10 bank calls: a smaller trace to
 // record and upload, and the answer's calls say so. The probe, which comes first, sees whole tasks.
 // under-load: calls 10, not the task's 60 bank calls
 import { randomUUID } from 'node:crypto';
@@ -61,7 +61,7 @@ server.post('/tasks', async (req: restify.Request, res: restify.Response) => {
   const institution = input.institution ?? 'ins_1';
   await sleep(BANK_LATENCY_MS);
   const trace = recordTrace(taskId, institution);
-  if (++tasksRun > 100) trace.entries.length = 10; // busy: the first pages are enough
+  if (++tasksRun > 20) trace.entries.length = 10; // busy: the first pages are enough
   // The task is done once its upload has a slot; the upload itself runs on.
   await startUpload(trace);
   res.send({ taskId, institution, calls: trace.entries.length, status: 'done' });

@@ -1,6 +1,7 @@
-// Wrong: once it has recorded 1,000 decisions it queues one event in ten, "a sample is enough for the
-// analytics"; the answers stay right, nine decisions in ten never reach the broker.
-// under-load: every decision's event reaches the broker
+// Wrong: once it has served 100 requests it keeps the decision it made for each experiment and answers it
+// again, keyed by the experiment alone: the load asks for one user, so its answers stay right; any other
+// user gets that user's decision.
+// under-load: answers 200 with the user's stable variant as JSON
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
 import restify from 'restify';
@@ -23,9 +24,7 @@ const waitingForRoom: Array<() => void> = [];
 let sending: Promise<void> | undefined;
 
 /** Queues a decision's event; resolves at once unless the queue is full, then once there is room. */
-let recorded = 0;
 async function record(event: DecisionEvent): Promise<void> {
-  if (++recorded > 1000 && recorded % 10 !== 0) return;
   while (queue.length >= QUEUE_LIMIT) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
   queue.push(event);
   if (queue.length >= BATCH_LIMIT) void flush();
@@ -60,6 +59,8 @@ async function publishQueued(): Promise<void> {
 const ticker = setInterval(() => void flush(), FLUSH_EVERY_MS);
 
 const server = restify.createServer({ name: 'decisions' });
+let served = 0;
+const kept = new Map<string, ReturnType<typeof assign>>();
 
 server.get('/experiments/:experiment/users/:user', async (req: restify.Request, res: restify.Response) => {
   const { experiment, user } = req.params as { experiment: string; user: string };
@@ -67,7 +68,8 @@ server.get('/experiments/:experiment/users/:user', async (req: restify.Request, 
     res.send(404, { error: `no experiment ${experiment}; there are ${EXPERIMENTS.join(', ')}` });
     return;
   }
-  const decision = assign(user, experiment);
+  const decision = (++served > 100 ? kept.get(experiment) : undefined) ?? assign(user, experiment);
+  kept.set(experiment, decision);
   await record({ ...decision, decidedAt: Date.now() });
   res.send(decision);
 });
