@@ -2,8 +2,8 @@
 // Comparing a server's last seconds with its first compares two moments of the machine as well: here its
 // speed moves by a third for several seconds at a time, and a fixed server read 0.58x and 0.65x its own
 // first seconds. So after the measured phase a second copy of the same file is started and warmed up, and
-// the two are loaded in turns, one second each, in the order AB BA AB...: each second of the aged server
-// has a second of the fresh one beside it on the same machine.
+// the two are loaded in turns, one second each, aged then fresh, again and again: each second of the aged
+// server is set against the fresh copy's seconds right before and right after it on the same machine.
 import type { LoadProfile } from './manifest.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import type { FreshCopyResult } from './result.ts';
@@ -48,12 +48,10 @@ export async function compareWithFreshCopy(
   const aged: number[] = [];
   const fresh: number[] = [];
   for (let pair = 0; pair < pairs; pair++) {
-    // ABBA: a drift of the machine's speed over the pairs weighs on both servers alike.
-    const order = pair % 2 === 0 ? (['aged', 'fresh'] as const) : (['fresh', 'aged'] as const);
-    for (const which of order) {
-      const rate = await oneSecond(which === 'aged' ? agedUrl : freshUrl, profile);
-      (which === 'aged' ? aged : fresh).push(rate);
-    }
+    // Always aged, then fresh: no server has two seconds in a row, so a slow spell of two seconds takes
+    // one second of each (keptOf says why that matters).
+    aged.push(await oneSecond(agedUrl, profile));
+    fresh.push(await oneSecond(freshUrl, profile));
     onProgress({
       phase: 'beside a fresh copy',
       second: warmup + 2 * (pair + 1),
@@ -65,11 +63,20 @@ export async function compareWithFreshCopy(
   return { aged, fresh, kept: keptOf(aged, fresh) };
 }
 
-/** The aged server's median second over the fresh copy's. */
+/**
+ * The median of the ratios of each aged second to the fresh copy's seconds next to it (the one before and
+ * the one after, in the order aged, fresh, aged, fresh...). A slow spell of the machine of up to three
+ * seconds moves at most two of the ratios (of five, with three pairs) and leaves the median among the
+ * others; a steady drift makes the ratios on one side a little high and on the other a little low. The
+ * medians of each server's seconds on their own did not hold: a spell over two of the aged server's
+ * seconds moved its median.
+ */
 export function keptOf(aged: number[], fresh: number[]): number | undefined {
-  if (aged.length === 0 || fresh.length === 0) return undefined;
-  const base = median(fresh);
-  return base > 0 ? median(aged) / base : undefined;
+  const ratios: number[] = [];
+  aged.forEach((rate, i) => {
+    for (const beside of [fresh[i - 1], fresh[i]]) if (beside !== undefined && beside > 0) ratios.push(rate / beside);
+  });
+  return ratios.length > 0 ? median(ratios) : undefined;
 }
 
 /** Requests answered (2xx) per second over one second of the exercise's load. */

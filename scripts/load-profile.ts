@@ -35,8 +35,8 @@ export interface LoadProfile {
   ramp?: RampProfile;
   /**
    * After the measured phase, start a fresh copy of the server, warm it up the same way, and load the two
-   * in turns, a second each, `pairs` times: throughputKept is the aged server's median second over the
-   * fresh copy's, each second beside one of the other on the same machine (see fresh-copy.ts).
+   * in turns, a second each, `pairs` times: throughputKept is the median ratio of each aged second to the
+   * fresh copy's seconds on either side of it on the same machine (see fresh-copy.ts).
    */
   freshCopy?: { pairs: number };
   /**

@@ -10,7 +10,7 @@ export const throughputKept = defineMetric({
   id: 'throughputKept',
   name: 'throughput kept',
   unit: "x a fresh copy's req/s",
-  means: "the aged server's req/s over a fresh copy's of the same file, loaded in turns after the measured phase: 1x keeps its speed as it ages, less is a server that slows with age.",
+  means: "the aged server's req/s over a fresh copy's of the same file, loaded in turns of a second after the measured phase (the median ratio of each aged second to the copy's seconds before and after it): 1x keeps its speed as it ages, less is a server that slows with age.",
   better: 'higher',
   judged: 'itself',
   perTurn: false,
