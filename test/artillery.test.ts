@@ -153,8 +153,9 @@ describe('export-load', () => {
   });
 });
 
-// Artillery itself (an install of ~460 MB on first use, then ~40 s of load) runs in CI's last stage and by
-// hand, `npm run test:artillery`, not in `npm test`, whose 10 minutes it would overrun: the exports above do.
+// Artillery itself (an install of ~460 MB on first use, then ~90 s of load) runs by hand, `npm run
+// test:artillery`: not in `npm test`, whose 10 minutes it would overrun, nor in CI, whose 20 minutes it
+// nearly did (docs/artillery.md). The exports above run in both.
 const RUN_ARTILLERY = process.env.HOTPATH_ARTILLERY === '1';
 
 describe.skipIf(!RUN_ARTILLERY)(`Artillery ${ARTILLERY_VERSION} and autocannon on the same server`, () => {
