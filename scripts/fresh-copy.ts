@@ -72,11 +72,17 @@ export async function compareWithFreshCopy(
  * seconds moved its median.
  */
 export function keptOf(aged: number[], fresh: number[]): number | undefined {
+  const ratios = besideRatios(aged, fresh);
+  return ratios.length > 0 ? median(ratios) : undefined;
+}
+
+/** Each aged second over the fresh copy's second before it and after it (keptOf takes their median). */
+export function besideRatios(aged: number[], fresh: number[]): number[] {
   const ratios: number[] = [];
   aged.forEach((rate, i) => {
     for (const beside of [fresh[i - 1], fresh[i]]) if (beside !== undefined && beside > 0) ratios.push(rate / beside);
   });
-  return ratios.length > 0 ? median(ratios) : undefined;
+  return ratios;
 }
 
 /** Requests answered (2xx) per second over one second of the exercise's load. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
 import type { LoadProgress } from '../scripts/load.ts';
+import type { ServerRun } from '../scripts/result.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { judge } from '../scripts/verdict.ts';
 import { throughputKept } from '../scripts/metrics/throughput-kept.ts';
@@ -14,6 +15,13 @@ describe('throughput kept, against a fresh copy', () => {
     expect(keptOf([100, 20, 90], [100, 100, 110])).toBeCloseTo(90 / 110);
     expect(keptOf([], [100])).toBeUndefined();
     expect(keptOf([100], [0])).toBeUndefined();
+  });
+
+  it('shows the medians of both servers and the spread of the ratios kept is taken from', () => {
+    const freshCopy = { aged: [100, 20, 90], fresh: [100, 100, 110], kept: keptOf([100, 20, 90], [100, 100, 110]) };
+    expect(throughputKept.detail!({ freshCopy } as ServerRun)).toBe(
+      "aged 90 vs fresh copy 100 req/s, 3 s each in turns; each aged second over the copy's beside it 0.20x to 1.00x",
+    );
   });
 
   it('holds against a slow spell of the machine of one to three turns', () => {

@@ -1,5 +1,6 @@
 import { defineMetric } from '../metric.ts';
 import { integer, ratio } from '../format.ts';
+import { besideRatios } from '../fresh-copy.ts';
 import { median } from '../stats.ts';
 
 /**
@@ -16,7 +17,13 @@ export const throughputKept = defineMetric({
   perTurn: false,
   read: (run) => run.freshCopy?.kept,
   format: (v) => `${ratio(v)} of a fresh copy's req/s`,
-  detail: ({ freshCopy: fresh }) =>
-    fresh && fresh.aged.length > 0 ? `aged ${integer(median(fresh.aged))} vs fresh copy ${integer(median(fresh.fresh))} req/s, ${fresh.aged.length} s each in turns` : '',
+  // The medians of each server's seconds, and the spread of the ratios kept is the median of: the two
+  // medians' ratio need not be kept, since kept compares each second with its neighbours.
+  detail: ({ freshCopy: fresh }) => {
+    if (!fresh || fresh.aged.length === 0) return '';
+    const ratios = besideRatios(fresh.aged, fresh.fresh);
+    const spread = ratios.length > 0 ? `; each aged second over the copy's beside it ${ratio(Math.min(...ratios))} to ${ratio(Math.max(...ratios))}` : '';
+    return `aged ${integer(median(fresh.aged))} vs fresh copy ${integer(median(fresh.fresh))} req/s, ${fresh.aged.length} s each in turns${spread}`;
+  },
   needs: (load) => (load.freshCopy ? undefined : 'throughputKept needs a fresh copy to compare with (load.freshCopy)'),
 });
