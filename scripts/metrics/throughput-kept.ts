@@ -17,8 +17,8 @@ export const throughputKept = defineMetric({
   perTurn: false,
   read: (run) => run.freshCopy?.kept,
   format: (v) => `${ratio(v)} of a fresh copy's req/s`,
-  // The medians of each server's seconds, and the spread of the ratios kept is the median of: the two
-  // medians' ratio need not be kept, since kept compares each second with its neighbours.
+  // Each server's median second, and the range of the ratios kept is the median of. The two medians'
+  // ratio can differ from kept, which compares each second with its neighbours.
   detail: ({ freshCopy: fresh }) => {
     if (!fresh || fresh.aged.length === 0) return '';
     const ratios = besideRatios(fresh.aged, fresh.fresh);
