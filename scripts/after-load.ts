@@ -22,7 +22,7 @@ export function probeAgain(exercise: Exercise, { server, contexts }: Started, tu
  */
 export function afterLoadCheck(
   exercise: Exercise,
-  { run, server, contexts, probedFrom }: Started,
+  { run, server, contexts, probedFrom, timeline }: Started,
   load: { answered: number; inFlightAtMost: number },
   options: BenchOptions,
   turns: TurnTaker = ALONE,
@@ -34,6 +34,7 @@ export function afterLoadCheck(
     loadOver: true,
     baseUrl: server.url,
     answered: load.answered,
+    answeredBy: timeline.answeredBy(),
     probeAnswers: probeAnswers(server.url) - probedFrom,
     inFlightAtMost: load.inFlightAtMost,
     connections: manifest.load.connections,

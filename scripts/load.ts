@@ -3,6 +3,7 @@
 import autocannon from 'autocannon';
 import type { LoadProfile } from './manifest.ts';
 import type { AnswerSampler } from './answers.ts';
+import type { AnswerTimeline } from './answer-timeline.ts';
 import type { LoadResult, SoakWindow } from './result.ts';
 import { percentile } from './stats.ts';
 
@@ -41,15 +42,16 @@ export async function runLoad(
   /** Called between the phases, e.g. to reset the probe's figures so they cover the measured phase only. */
   beforeMeasured: () => void | Promise<void> = () => {},
   sampler?: AnswerSampler,
+  timeline?: AnswerTimeline,
 ): Promise<LoadResult> {
-  const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress) : undefined;
+  const warmup = profile.warmupSeconds > 0 ? await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, { timeline }) : undefined;
   await beforeMeasured();
   const perSecond: number[] = [];
   const result = await runPhase(baseUrl, profile, 'measured', profile.durationSeconds, (progress) => {
     // autocannon ends with one more tick, after its counter was reset: 0 requests, not a second of load.
     if (perSecond.length < profile.durationSeconds) perSecond.push(progress.requestsLastSecond);
     onProgress(progress);
-  }, { sampler });
+  }, { sampler, timeline });
   return {
     requestsPerSecond: { mean: result.requests.mean, stdev: result.requests.stddev },
     latency: {
@@ -71,9 +73,15 @@ export async function runLoad(
 }
 
 /** The warm-up alone, for the ramp and the soak, which run their own measured phase. */
-export async function runWarmup(baseUrl: string, profile: LoadProfile, onProgress: (progress: LoadProgress) => void, overallRate?: number): Promise<number> {
+export async function runWarmup(
+  baseUrl: string,
+  profile: LoadProfile,
+  onProgress: (progress: LoadProgress) => void,
+  overallRate?: number,
+  timeline?: AnswerTimeline,
+): Promise<number> {
   if (!(profile.warmupSeconds > 0)) return 0;
-  const result = await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, { overallRate });
+  const result = await runPhase(baseUrl, profile, 'warm-up', profile.warmupSeconds, onProgress, { overallRate, timeline });
   return result['2xx'];
 }
 
@@ -89,6 +97,8 @@ export interface PhaseOptions {
   sampleMs?: number;
   /** Keeps a steady sample of the answers (status, headers, body) for the contract check. */
   sampler?: AnswerSampler;
+  /** Counts the 2xx answers by the time they arrived, across the phases of one server. */
+  timeline?: AnswerTimeline;
 }
 
 export function runPhase(
@@ -97,7 +107,7 @@ export function runPhase(
   phase: LoadPhase,
   seconds: number,
   onProgress: (progress: LoadProgress) => void,
-  { overallRate, attach, sampleMs, sampler }: PhaseOptions = {},
+  { overallRate, attach, sampleMs, sampler, timeline }: PhaseOptions = {},
 ): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -131,6 +141,7 @@ export function runPhase(
       onProgress({ phase, second, of: seconds, requestsLastSecond: tick.counter, ...(latencyLastSecond ? { latencyLastSecond } : {}) });
     });
     if (sampler) (instance as unknown as NodeJS.EventEmitter).on('response', sampler.onTimed);
+    if (timeline) (instance as unknown as NodeJS.EventEmitter).on('response', timeline.onResponse);
     attach?.(instance);
   });
 }

@@ -1,5 +1,6 @@
 // The typed manifest every exercise declares in its exercise.ts, and its validation. Services and metrics
 // are values the manifest brings (service.ts, metric.ts): the harness keeps no list of them.
+import type { AnsweredBy } from './answer-timeline.ts';
 import type { Kind } from './doctor/kinds.ts';
 import type { CheckResult } from './check.ts';
 import { loadProblems, type LoadProfile } from './load-profile.ts';
@@ -82,6 +83,13 @@ export interface AfterLoadContext extends CheckContext {
   baseUrl: string;
   /** 2xx answers of the load, warm-ups included (requests still in flight when a phase stopped are not counted). */
   answered: number;
+  /**
+   * The same answers by the time they arrived, counted from the load's first phase, in steps of 100 ms:
+   * work an answer promised can be held to a deadline from it. Only the warm-ups, measured phase and turns
+   * are timed (not a ramp, a soak, or the seconds beside a fresh copy); an answer left out can only make
+   * such a check more lenient, as its work still arrives.
+   */
+  answeredBy: AnsweredBy[];
   /** 2xx answers the correctness probe got from this server, before the load and after it. */
   probeAnswers: number;
   /**

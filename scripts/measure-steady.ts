@@ -35,7 +35,7 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   await seconds?.start();
   const onLoad = seconds ? (progress: LoadProgress) => (seconds.onLoad(progress), onProgress(progress)) : onProgress;
   const inSlot = options.loadSlot ?? ((work) => work());
-  run.load = await inSlot(() => runLoad(server.url, load, onLoad, beforeMeasured, sampler));
+  run.load = await inSlot(() => runLoad(server.url, load, onLoad, beforeMeasured, sampler, started.timeline));
   run.processes = processes.lap();
   if (finished) run.finishedWork = await finished.end();
   await seconds?.stop();

@@ -1,6 +1,7 @@
 // Starts one server in its own process and runs the exercise's correctness probe on it: how every
 // measurement begins, one server after another, side by side or in turns. A server that gives wrong
 // answers is stopped there: loading it would only measure how fast it is wrong.
+import { AnswerTimeline } from './answer-timeline.ts';
 import type { BenchOptions, ServerSpec } from './bench-options.ts';
 import { probeAnswers, runCheck } from './check.ts';
 import type { Exercise } from './exercises.ts';
@@ -21,6 +22,8 @@ export interface Started {
   startOptions: StartOptions;
   /** probeAnswers() of the server's URL when it started (a later server may reuse a port). */
   probedFrom: number;
+  /** The load's answers to this server by the time they arrived, over its warm-up, measured phase and turns. */
+  timeline: AnswerTimeline;
 }
 
 /** A server that did not start or failed its probe: its run says why, and nothing is left running. */
@@ -69,7 +72,7 @@ export async function startAndProbe(
       return { run };
     }
   }
-  return { run, server, contexts, file: spec.absoluteFile, startOptions, probedFrom };
+  return { run, server, contexts, file: spec.absoluteFile, startOptions, probedFrom, timeline: new AnswerTimeline() };
 }
 
 /** What the manifest asks of the injected probe, as its environment. */

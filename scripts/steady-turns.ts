@@ -5,6 +5,7 @@
 // more are run while `decided` says a target is still too close to call, up to the most allowed. A shipped
 // server whose bug grows with the requests it serves stops after `brokenRounds`, the same age in every run.
 import type autocannon from 'autocannon';
+import type { AnswerTimeline } from './answer-timeline.ts';
 import type { AnswerSampler } from './answers.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
@@ -23,6 +24,7 @@ export interface Contender {
   run: ServerRun;
   server: RunningServer;
   sampler: AnswerSampler;
+  timeline: AnswerTimeline;
 }
 
 export interface TurnsOptions {
@@ -53,8 +55,8 @@ export function turnLoad(profile: LoadProfile): LoadProfile {
 export async function warmUpInTurns(contenders: Contender[], manifestLoad: LoadProfile, onProgress: TurnsOptions['onProgress']): Promise<number[]> {
   const profile = turnLoad(manifestLoad);
   const answered: number[] = [];
-  for (const { run, server } of contenders) {
-    answered.push(await runWarmup(server.url, profile, (progress) => onProgress(run.label, progress)));
+  for (const { run, server, timeline } of contenders) {
+    answered.push(await runWarmup(server.url, profile, (progress) => onProgress(run.label, progress), undefined, timeline));
     if (profile.settleAfterWarmup) await waitUntilIdle(server);
   }
   return answered;
@@ -76,11 +78,11 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     const rotated = inRound.map((_, i) => inRound[(i + round) % inRound.length]!);
     const order = round % 2 === 1 ? rotated.reverse() : rotated;
     for (const contender of order) {
-      const { run, server, sampler } = contender;
+      const { run, server, sampler, timeline } = contender;
       server.resetFigures();
       const sampledFrom = server.samples.length;
       meters.get(contender)!.begin();
-      const load = await oneTurn(server.url, profile, seconds, sampler);
+      const load = await oneTurn(server.url, profile, seconds, sampler, timeline);
       const processes = meters.get(contender)!.lap();
       // Its turns so far: a target read from them (cores used) is judged between rounds too.
       run.processes = meters.get(contender)!.total();
@@ -111,13 +113,13 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
 }
 
 /** One server's turn: the profile's load for `seconds`, with each answer's time and a sample of the answers. */
-async function oneTurn(url: string, profile: LoadProfile, seconds: number, sampler: AnswerSampler): Promise<LoadResult> {
+async function oneTurn(url: string, profile: LoadProfile, seconds: number, sampler: AnswerSampler, timeline: AnswerTimeline): Promise<LoadResult> {
   const times: number[] = [];
   const attach = (instance: autocannon.Instance) =>
     (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, status: number, _b: number, responseTime: number) => {
       if (status >= 200 && status < 300) times.push(responseTime);
     });
-  const result = await runPhase(url, profile, 'in turns', seconds, () => {}, { attach, sampler, sampleMs: SHORT_PHASE_SAMPLE_MS });
+  const result = await runPhase(url, profile, 'in turns', seconds, () => {}, { attach, sampler, timeline, sampleMs: SHORT_PHASE_SAMPLE_MS });
   const elapsed = result.duration > 0 ? result.duration : seconds;
   const rate = result['2xx'] / elapsed;
   return {

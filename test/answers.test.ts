@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AnswerSampler, answerProblems, checkAnswers, SAMPLE_EVERY_MS } from '../scripts/answers.ts';
+import { AnswerTimeline } from '../scripts/answer-timeline.ts';
 import type { AnswerContract, AnswerSample } from '../scripts/manifest.ts';
 import { defineService, ServiceContexts } from '../scripts/service.ts';
 
@@ -107,3 +108,27 @@ describe('answers under load', () => {
   });
 });
 
+
+describe('answers by the time they arrived', () => {
+  it('counts 2xx answers in 100 ms steps, each dated at its end, running totals in time order', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const timeline = new AnswerTimeline();
+      expect(timeline.answeredBy()).toEqual([]);
+      vi.setSystemTime(1_000_050);
+      timeline.onResponse(undefined, 200);
+      timeline.onResponse(undefined, 204);
+      timeline.onResponse(undefined, 500); // not an answer a client can use
+      vi.setSystemTime(1_000_370);
+      timeline.onResponse(undefined, 200);
+      vi.setSystemTime(1_000_099); // a step already counted, reached late
+      timeline.onResponse(undefined, 200);
+      expect(timeline.answeredBy()).toEqual([
+        { at: 1_000_100, answered: 3 },
+        { at: 1_000_400, answered: 4 },
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -8,9 +8,10 @@ import { brokerService, waitForEvents } from '../scripts/services/broker.ts';
 describe('broker service', () => {
   it('acknowledges publishes after the set latency, one connection at a time, counts events per fresh topic, and stops clean', async () => {
     const before = liveServerCount();
-    const wanted = brokerService({ ackLatencyMs: 20 });
+    const wanted = brokerService({ ackLatencyMs: 20, mark: { field: 'user', prefix: 'check-' } });
     const services = await startServices([wanted]);
     try {
+      const beforeAny = Date.now();
       const first = await services.prepare();
       const second = await services.prepare();
       const broker = first.contexts.get(wanted)!;
@@ -72,6 +73,22 @@ describe('broker service', () => {
       // About half from each batch (250 expected; 180 is more than 6 standard deviations below).
       expect(users.filter((u) => u.startsWith('b1-')).length).toBeGreaterThan(180);
       expect(users.filter((u) => u.startsWith('b0-')).length).toBeGreaterThan(180);
+
+      // The events not marked as a check's own, counted by the time they arrived.
+      const beforeMarked = Date.now();
+      const client3 = await mqtt.connectAsync(broker.url);
+      try {
+        await client3.publishAsync(broker.topic, JSON.stringify([{ user: 'check-1' }, { user: 'c1' }, { user: 'check-2' }]), { qos: 1 });
+      } finally {
+        await client3.endAsync();
+      }
+      await waitForEvents(broker, 2013, { quietMs: 1000, limitMs: 5000 });
+      expect((await broker.counts()).marked).toBe(2);
+      const arrived = await broker.arrivedBy([beforeAny, beforeMarked, Date.now()]);
+      expect(arrived.unmarked).toEqual([0, 2010, 2011]);
+      expect((await second.contexts.get(wanted)!.arrivedBy([Date.now()])).unmarked).toEqual([0]);
+      const bad = await fetch(`${broker.controlUrl}/topics/${encodeURIComponent(broker.topic)}/arrived?by=soon`);
+      expect(bad.status).toBe(400);
     } finally {
       await services.stop();
     }

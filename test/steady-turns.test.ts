@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runBench, specFor } from '../scripts/bench.ts';
 import { exitCodeOf } from '../scripts/cli.ts';
 import { AnswerSampler } from '../scripts/answers.ts';
+import { AnswerTimeline } from '../scripts/answer-timeline.ts';
 import { validateManifest } from '../scripts/manifest.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
 import { combineTurns, loadInTurns } from '../scripts/steady-turns.ts';
@@ -94,7 +95,7 @@ describe('servers in turns', () => {
     const load = { path: '/', connections: 2, warmupSeconds: 0.5, durationSeconds: 1, turns: { seconds: 0.5, minRounds: 3, maxRounds: 5, brokenRounds: 3 } };
     const servers = await Promise.all([startServer(fixture('answers.ts')), startServer(fixture('answers.ts'))]);
     try {
-      const contenders = [serverRun('broken', 'broken', undefined), serverRun('mine', 'mine', undefined)].map((run, i) => ({ run, server: servers[i]!, sampler: new AnswerSampler() }));
+      const contenders = [serverRun('broken', 'broken', undefined), serverRun('mine', 'mine', undefined)].map((run, i) => ({ run, server: servers[i]!, sampler: new AnswerSampler(), timeline: new AnswerTimeline() }));
       const asked: string[] = [];
       const measuredBetweenRounds: boolean[] = [];
       const rounds = await loadInTurns(contenders, load, {

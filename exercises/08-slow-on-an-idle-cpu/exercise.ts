@@ -212,7 +212,7 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
  * flight when a load phase (warm-up, measured) or the stop traffic ended may have been served without
  * its answer being counted, hence an upper bound above the decisions counted.
  */
-async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
+async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const broker = services.get(BROKER) as BrokerContext;
   // The probe's users are counted apart too: only the stop traffic's count from here.
@@ -254,6 +254,22 @@ async function afterLoad({ services, baseUrl, answered, probeAnswers, inFlightAt
     `the events say what the probe's do and came as soon (${sample.events.length} of the ${fmt(sample.seen)} read whole, drawn at random as they arrived)`,
     sample.events.map(({ event, arrivedAt }) => eventFindings(event, arrivedAt)),
   );
+  // An event's decidedAt is whatever the server wrote in it; the load dates its answers itself. Every
+  // decision answered by a time has its event on the broker by that time and the deadline, counted from
+  // the answer, which comes after the decision. The checks' own events are marked, so the broker counts
+  // the load's apart; a request abandoned as a phase ended can only add an event nobody counted.
+  if (answeredBy.length > 0) {
+    const deadline = INTERVAL_MS + ARRIVAL_MARGIN_MS;
+    const arrived = (await broker.arrivedBy(answeredBy.map(({ at }) => at + deadline))).unmarked;
+    const missing = answeredBy.map(({ answered: by }, i) => by - (arrived[i] ?? 0));
+    const worst = missing.indexOf(Math.max(...missing));
+    const into = ((answeredBy[worst]!.at - answeredBy[0]!.at) / 1000).toFixed(1);
+    expect.expect(
+      missing[worst]! <= 0,
+      `every decision answered under load had its event on the broker within ${deadline / 1000} s of the answer (the load's answers counted at ${answeredBy.length} times)`,
+      `of the ${fmt(answeredBy[worst]!.answered)} decisions answered by ${into} s after the load's first answer, ${fmt(missing[worst]!)} had no event on the broker ${deadline / 1000} s later`,
+    );
+  }
   expect.expect(counts.events <= most, 'no decision sent twice', `${fmt(counts.events)} events for at most ${fmt(most)} decisions served`);
   expect.expect(counts.qos0 === 0, 'every message was acknowledged by the broker (QoS 1)', `${counts.qos0} went with QoS 0`);
   return expect.result();

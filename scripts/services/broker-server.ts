@@ -7,7 +7,8 @@
 //   so the order is kept here, per client.
 // - A subscriber inside the broker counts the events arriving on each topic (a message holding a JSON
 //   array is a batch and counts as the events in it) and keeps each topic's first events, for probes,
-//   and a sample of all its events drawn at random as they arrive, each with the time it arrived.
+//   and a sample of all its events drawn at random as they arrive, each with the time it arrived, and
+//   when the events that are not marked (the load's, not a check's own) arrived, to count them by a time.
 // The MQTT port is BROKER_MQTT_PORT; the counts are served over HTTP on PORT, which listens last, so
 // the harness sees the broker ready only once both are.
 import http from 'node:http';
@@ -49,7 +50,15 @@ export interface TopicSample {
   events: Array<{ event: unknown; arrivedAt: number }>;
 }
 
+/** How many unmarked events had arrived on a topic by each time asked (ms since the epoch). */
+export interface TopicArrivals {
+  by: number[];
+  unmarked: number[];
+}
+
 const topics = new Map<string, TopicCounts>();
+/** Per topic, each message's arrival time and the unmarked events arrived up to it, both in arrival order. */
+const arrivals = new Map<string, { at: number[]; unmarked: number[] }>();
 const samples = new Map<string, TopicSample>();
 const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [], marked: 0 });
 
@@ -76,10 +85,15 @@ function count(topic: string, payload: Buffer, qos: number): void {
     return;
   }
   counts.events += events.length;
-  for (const event of events) if (isMarked(event)) counts.marked += 1;
+  const marked = events.filter(isMarked).length;
+  counts.marked += marked;
+  const arrivedAt = Date.now();
+  let arrived = arrivals.get(topic);
+  if (!arrived) arrivals.set(topic, (arrived = { at: [], unmarked: [] }));
+  arrived.at.push(arrivedAt);
+  arrived.unmarked.push((arrived.unmarked.at(-1) ?? 0) + events.length - marked);
   let sample = samples.get(topic);
   if (!sample) samples.set(topic, (sample = { seen: 0, events: [] }));
-  const arrivedAt = Date.now();
   for (const event of events) {
     sample.seen += 1;
     if (sample.events.length < SAMPLED_EVENTS) sample.events.push({ event, arrivedAt });
@@ -92,6 +106,20 @@ function count(topic: string, payload: Buffer, qos: number): void {
     if (counts.first.length >= KEPT_EVENTS) break;
     counts.first.push(event);
   }
+}
+
+/** The unmarked events arrived on `topic` by `time`: the count up to the last message that arrived then or before. */
+function unmarkedBy(topic: string, time: number): number {
+  const arrived = arrivals.get(topic);
+  if (!arrived) return 0;
+  let low = 0;
+  let high = arrived.at.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (arrived.at[middle]! <= time) low = middle + 1;
+    else high = middle;
+  }
+  return low === 0 ? 0 : arrived.unmarked[low - 1]!;
 }
 
 const broker = await Aedes.createBroker();
@@ -129,13 +157,24 @@ const control = http.createServer((req, res) => {
     res.end(JSON.stringify(samples.get(topic) ?? { seen: 0, events: [] }));
     return;
   }
+  if (url.pathname.startsWith('/topics/') && url.pathname.endsWith('/arrived')) {
+    const topic = decodeURIComponent(url.pathname.slice('/topics/'.length, -'/arrived'.length));
+    const by = (url.searchParams.get('by') ?? '').split(',').filter(Boolean).map(Number);
+    if (by.some((time) => !Number.isFinite(time))) {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ error: 'by: times in ms since the epoch, separated by commas' }));
+      return;
+    }
+    res.end(JSON.stringify({ by, unmarked: by.map((time) => unmarkedBy(topic, time)) } satisfies TopicArrivals));
+    return;
+  }
   if (url.pathname.startsWith('/topics/')) {
     const topic = decodeURIComponent(url.pathname.slice('/topics/'.length));
     res.end(JSON.stringify(topics.get(topic) ?? emptyCounts()));
     return;
   }
   res.statusCode = 404;
-  res.end(JSON.stringify({ error: 'GET /topics, /topics/<topic> or /topics/<topic>/sample' }));
+  res.end(JSON.stringify({ error: 'GET /topics, /topics/<topic>, /topics/<topic>/sample or /topics/<topic>/arrived?by=<ms>,<ms>' }));
 });
 
 mqtt.listen(mqttPort, '127.0.0.1', () => {

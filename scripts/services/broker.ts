@@ -1,10 +1,10 @@
 // The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
 import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
-import type { TopicCounts, TopicSample } from './broker-server.ts';
+import type { TopicArrivals, TopicCounts, TopicSample } from './broker-server.ts';
 import { defineService, type Service, type StartedService } from '../service.ts';
 
-export type { TopicCounts, TopicSample };
+export type { TopicArrivals, TopicCounts, TopicSample };
 
 const BROKER_SERVER = new URL('./broker-server.ts', import.meta.url).pathname;
 const TOPIC_ROOT = 'events';
@@ -20,6 +20,8 @@ export interface BrokerContext {
   counts(): Promise<TopicCounts>;
   /** Events drawn at random from all that arrived on this run's topic so far, each with when it arrived. */
   sample(): Promise<TopicSample>;
+  /** How many events not marked (the load's, not a check's own) had arrived on this run's topic by each time given. */
+  arrivedBy(times: number[]): Promise<TopicArrivals>;
 }
 
 export interface BrokerOptions {
@@ -62,7 +64,14 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
   return {
     async prepare() {
       const topic = `${TOPIC_ROOT}/run-${++runs}`;
-      const context: BrokerContext = { url, topic, controlUrl: server.url, counts: () => topicCounts(server.url, topic), sample: () => topicSample(server.url, topic) };
+      const context: BrokerContext = {
+        url,
+        topic,
+        controlUrl: server.url,
+        counts: () => topicCounts(server.url, topic),
+        sample: () => topicSample(server.url, topic),
+        arrivedBy: (times) => topicArrivals(server.url, topic, times),
+      };
       return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, context };
     },
     describe: () => `message broker (aedes, MQTT) at ${url}, ${ackMs} ms per acknowledgement, counts at ${server.url}/topics`,
@@ -82,6 +91,22 @@ export async function topicSample(controlUrl: string, topic: string): Promise<To
   const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}/sample`, { signal: AbortSignal.timeout(5000) });
   if (!response.ok) throw new Error(`the broker's sample answered ${response.status}`);
   return (await response.json()) as TopicSample;
+}
+
+/** Times asked per request: a long load's list would outgrow a URL. */
+const TIMES_PER_REQUEST = 500;
+
+export async function topicArrivals(controlUrl: string, topic: string, times: number[]): Promise<TopicArrivals> {
+  const all: TopicArrivals = { by: [], unmarked: [] };
+  for (let from = 0; from < times.length; from += TIMES_PER_REQUEST) {
+    const by = times.slice(from, from + TIMES_PER_REQUEST).map((time) => Math.round(time)).join(',');
+    const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}/arrived?by=${by}`, { signal: AbortSignal.timeout(5000) });
+    if (!response.ok) throw new Error(`the broker's arrivals answered ${response.status}`);
+    const part = (await response.json()) as TopicArrivals;
+    all.by.push(...part.by);
+    all.unmarked.push(...part.unmarked);
+  }
+  return all;
 }
 
 /**
