@@ -8,6 +8,7 @@
 // eight loaded at once left 08's fire-and-forget too few to pile up, so at most three loads run at once
 // (a load is its warm-up and measured phase: the probes and after-load checks around it wait freely),
 // while the ones judged by the probe alone fill the rest (maxConcurrency in vitest.config.ts).
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBench } from '../scripts/bench.ts';
@@ -64,7 +65,10 @@ for (const exercise of exercises) {
         expect(server!.check!.failures.join('\n')).toContain(reason);
         return;
       }
-      const [server] = (await runBench(brief, [wrongFixSpec(exercise, file)], { judge: false, loadSlot: loaded })).servers;
+      // A fix whose failure only shows once the server has aged asks for a longer measured phase.
+      const seconds = Number(/^\/\/ measured-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1] ?? brief.manifest.load.durationSeconds);
+      const aged = { ...brief, manifest: { ...brief.manifest, load: { ...brief.manifest.load, durationSeconds: seconds } } };
+      const [server] = (await runBench(aged, [wrongFixSpec(exercise, file)], { judge: false, loadSlot: loaded })).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
       expect(server!.check?.ok, `should pass the probe before the load: ${server!.check?.failures.join('; ')}`).toBe(true);
       // How far the load got: a fix that changes after N requests is only seen by a load that gets past N.
