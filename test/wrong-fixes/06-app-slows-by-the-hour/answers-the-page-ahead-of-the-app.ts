@@ -5,8 +5,7 @@
 // under-load: a file that is not there answers 404 about as quickly as a page
 // measured-seconds: 12
 // (Its app must be old enough for the missing file's walk down the router to show beside a page, on a
-// busy machine too: the known-wrong fixes' usual 2 s leave it ~90 layers, against the ~1,400 verify's
-// load leaves.)
+// busy machine too: the known-wrong fixes' usual 2 s leave it too few layers; solutions/06's README.)
 import express from 'express';
 import {
   DEFAULT_ROUTES_FILE,
