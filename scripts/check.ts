@@ -88,6 +88,13 @@ export async function fetchResponse(url: string, init: RequestInit = {}, timeout
   return { status: response.status, headers: response.headers, text, json };
 }
 
+/** One GET timed from the request to the whole answer, in milliseconds, with its status: for probes that compare times. */
+export async function timedGet(url: string): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  const response = await fetchResponse(url);
+  return { ms: performance.now() - started, status: response.status };
+}
+
 /** Runs a probe and turns a thrown error (connection refused, timeout) into a failed check. */
 export async function runCheck(probe: (baseUrl: string) => Promise<CheckResult>, baseUrl: string): Promise<CheckResult> {
   try {

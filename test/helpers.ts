@@ -56,6 +56,12 @@ export function wrongFixTag(file: string): [tag: WrongFixTag, reason: string] | 
 }
 
 /** A known-wrong fix judged as the trainee's file, labelled by its file name. */
+/** The measured phase a known-wrong fix asks for (`// measured-seconds: <n>`), when it needs its server older than the usual. */
+export function wrongFixSeconds(file: string): number | undefined {
+  const seconds = /^\/\/ measured-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1];
+  return seconds === undefined ? undefined : Number(seconds);
+}
+
 export function wrongFixSpec(exercise: Exercise, file: string): ServerSpec {
   const spec = shippedAsMine(exercise);
   const run = { ...spec.run, label: path.basename(file, '.ts'), title: 'a known-wrong fix, judged as yours', file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) };

@@ -8,14 +8,13 @@
 // eight loaded at once left 08's fire-and-forget too few to pile up, so at most three loads run at once
 // (a load is its warm-up and measured phase: the probes and after-load checks around it wait freely),
 // while the ones judged by the probe alone fill the rest (maxConcurrency in vitest.config.ts).
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBench } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { turnLoad } from '../scripts/steady-turns.ts';
 import { honestyProblems } from '../scripts/verdict.ts';
-import { WRONG_FIX_TAGS, wrongFixFiles, wrongFixSpec, wrongFixTag } from './helpers.ts';
+import { WRONG_FIX_TAGS, wrongFixFiles, wrongFixSeconds, wrongFixSpec, wrongFixTag } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
@@ -66,7 +65,7 @@ for (const exercise of exercises) {
         return;
       }
       // A fix whose failure only shows once the server has aged asks for a longer measured phase.
-      const seconds = Number(/^\/\/ measured-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1] ?? brief.manifest.load.durationSeconds);
+      const seconds = wrongFixSeconds(file) ?? brief.manifest.load.durationSeconds;
       const aged = { ...brief, manifest: { ...brief.manifest, load: { ...brief.manifest.load, durationSeconds: seconds } } };
       const [server] = (await runBench(aged, [wrongFixSpec(exercise, file)], { judge: false, loadSlot: loaded })).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();

@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Expectations, fetchResponse, type CheckResult, type FetchedResponse } from '../../scripts/check.ts';
+import { Expectations, fetchResponse, timedGet, type CheckResult, type FetchedResponse } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type AnswerSample, type CheckContext } from '../../scripts/manifest.ts';
 import { routeTableService, type RouteTableContext } from '../../scripts/services/route-table.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { throughputKept } from '../../scripts/metrics/throughput-kept.ts';
-import { median } from '../../scripts/stats.ts';
 import { CATALOGUE, DEFAULT_ROUTES_FILE, PUBLIC_DIR, pageView, readRouteTable, rowView, type RouteEntry } from './site.ts';
 
 /** How long a change to the route table may take to be served: the server re-reads it every 50 ms. */
@@ -181,18 +180,13 @@ async function expectStaticFiles(expect: Expectations, baseUrl: string, when: st
 /** After the load, the home page and a file that is not there are asked for one after the other, this many times. */
 const SPEED_PAIRS = 15;
 /**
- * How many times a page's time a file that is not there may take (medians of the pairs). A page is looked
+ * How many times a page's time a file that is not there may take (the fastest of each). A page is looked
  * up like any path and then built, so a server that keeps its speed answers a missing file no slower than
- * a page, at any age; the rest is room for a busy machine.
+ * a page, at any age; the rest is room for a busy machine. The fastest answers, not the medians: a busy
+ * machine only adds time, and under contention it can bring the medians of both together even where the
+ * missing file walks hundreds of layers (solutions/06's README).
  */
-const MISSING_SLOWER_AT_MOST = 3;
-
-/** Milliseconds from the request to the whole answer, and its status. */
-async function timed(url: string): Promise<{ ms: number; status: number }> {
-  const started = performance.now();
-  const response = await fetchResponse(url);
-  return { ms: performance.now() - started, status: response.status };
-}
+const MISSING_SLOWER_AT_MOST = 2.5;
 
 /**
  * Every request keeps its speed as the app ages, not only the load's: the load asks for one page, so a
@@ -204,18 +198,18 @@ async function expectEveryRequestKeptItsSpeed(expect: Expectations, baseUrl: str
   const missing: number[] = [];
   let statuses = '';
   for (let i = 0; i < SPEED_PAIRS; i++) {
-    const home = await timed(`${baseUrl}/api/pages/home`);
-    const none = await timed(`${baseUrl}/no-such-file.css`);
+    const home = await timedGet(`${baseUrl}/api/pages/home`);
+    const none = await timedGet(`${baseUrl}/no-such-file.css`);
     page.push(home.ms);
     missing.push(none.ms);
     if (home.status !== 200 || none.status !== 404) statuses = `answered ${home.status} and ${none.status}`;
   }
-  const [pageMs, missingMs] = [median(page), median(missing)];
+  const [pageMs, missingMs] = [Math.min(...page), Math.min(...missing)];
   expect.expect(
     !statuses && missingMs <= MISSING_SLOWER_AT_MOST * pageMs,
     `a file that is not there answers 404 about as quickly as a page, however old the app (at most ${MISSING_SLOWER_AT_MOST}x a page's time)`,
     statuses ||
-      `after the load, GET /no-such-file.css took ${missingMs.toFixed(1)} ms and GET /api/pages/home ${pageMs.toFixed(2)} ms (medians of ${SPEED_PAIRS}, asked in turns): ` +
+      `after the load, GET /no-such-file.css took ${missingMs.toFixed(1)} ms and GET /api/pages/home ${pageMs.toFixed(2)} ms (the fastest of ${SPEED_PAIRS} each, asked in turns): ` +
         `${(missingMs / pageMs).toFixed(0)}x; the requests the load does not make still slow down as the app ages`,
   );
 }

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { Expectations, fetchResponse, timedGet, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AnswerContract, type Target } from '../../scripts/manifest.ts';
 import { median } from '../../scripts/stats.ts';
 import { coresUsed } from '../../scripts/metrics/cores-used.ts';
@@ -74,12 +74,6 @@ function parsed(text: string): unknown {
 const contract: AnswerContract = {
   check: (answer) => fibonacciProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), LOAD_N),
 };
-
-async function timedGet(url: string): Promise<{ ms: number; status: number }> {
-  const started = performance.now();
-  const response = await fetchResponse(url);
-  return { ms: performance.now() - started, status: response.status };
-}
 
 async function check(baseUrl: string): Promise<CheckResult> {
   const expect = new Expectations();
