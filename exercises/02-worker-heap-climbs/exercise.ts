@@ -8,7 +8,7 @@ import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { drawnAtRandom } from '../../scripts/stats.ts';
-import { debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
+import { BODY_CHARS, debugKey, TRACE_ENTRIES, type NetworkTrace } from './trace.ts';
 
 /** How many of the load's payloads the check after the load reads whole, drawn at random. */
 const LOAD_PAYLOADS_READ = 100;
@@ -93,10 +93,11 @@ function payloadFindings(stored: string, taskId: string, institution?: string, r
     });
   }
   const entries = Array.isArray(trace.entries) ? trace.entries : [];
+  const bodies = entries.map((e) => (typeof e?.responseBody === 'string' ? e.responseBody.length : -1));
   findings.push({
-    ok: entries.length === TRACE_ENTRIES && entries.every((e) => typeof e.responseBody === 'string' && e.responseBody.length > 0 && typeof e.url === 'string'),
-    what: `the payload holds the task's ${TRACE_ENTRIES} bank calls with their bodies`,
-    detail: `got ${entries.length} entries`,
+    ok: entries.length === TRACE_ENTRIES && bodies.every((chars) => chars === BODY_CHARS) && entries.every((e) => typeof e.url === 'string'),
+    what: `the payload holds the task's ${TRACE_ENTRIES} bank calls with their whole bodies (${BODY_CHARS} characters each)`,
+    detail: `got ${entries.length} entries, bodies of ${bodies.length ? `${Math.min(...bodies)} to ${Math.max(...bodies)}` : 'no'} characters`,
   });
   return findings;
 }

@@ -22,7 +22,8 @@ export interface NetworkTrace {
 }
 
 export const TRACE_ENTRIES = 60;
-const BODY_CHARS = 800;
+/** The length of every bank answer in a trace: the replay tool needs each one whole. */
+export const BODY_CHARS = 800;
 // Bank answers are slices of one random pool: as incompressible as real ciphertext-heavy traffic, but
 // cheap to make, so the worker's CPU goes to its own work and the upload path shows.
 const POOL = randomBytes(1 << 20).toString('base64');

@@ -18,7 +18,7 @@ function bodyOf(json: unknown): TaskBody {
 }
 
 /** Inflates the debug field; says what is wrong with it when it cannot. */
-function decode(debug: unknown): { text?: string; problem?: string } {
+function decode(debug: unknown): { text?: string; bytes?: number; problem?: string } {
   if (typeof debug !== 'string' || debug.length === 0) return { problem: `got ${JSON.stringify(debug)?.slice(0, 40)}` };
   if (!BASE64.test(debug)) {
     const at = debug.search(/[^A-Za-z0-9+/=]|=[^=]/);
@@ -26,13 +26,20 @@ function decode(debug: unknown): { text?: string; problem?: string } {
   }
   const bytes = Buffer.from(debug, 'base64');
   try {
-    return { text: inflateSync(bytes).toString('utf8') };
+    return { text: inflateSync(bytes).toString('utf8'), bytes: bytes.length };
   } catch (error) {
     const head = bytes.subarray(0, 2).toString('hex');
     const kind = head === '1f8b' ? 'gzip data, not zlib deflate' : head.startsWith('5b') || head.startsWith('7b') ? 'plain JSON, not compressed' : `first bytes ${head}`;
     return { problem: `${(error as Error).message} (${kind})` };
   }
 }
+
+/**
+ * The payload is stored and sent compressed: zlib's levels 1 to 9 deflate a trace to 0.16-0.19 of its JSON,
+ * level 0 stores it as it is (1.00) and Huffman coding alone gives 0.61.
+ */
+const COMPRESSED_AT_MOST = 1 / 3;
+const COMPRESSED_SHARE_WORDS = 'a third';
 
 /**
  * Everything a client of /tasks/run relies on in one answer, the probe's and the load's alike: 200, JSON,
@@ -51,7 +58,7 @@ function taskFindings(status: number, contentType: string | null, json: unknown,
   const taskSeed = body.seed as number;
   const trace = buildTrace(taskSeed);
   note(isDeepStrictEqual(body.result, summarize(trace)), 'result summarizes the task\'s transactions', `seed ${taskSeed}: got ${JSON.stringify(body.result)?.slice(0, 80)}`);
-  const { text, problem } = decode(body.debug);
+  const { text, bytes, problem } = decode(body.debug);
   if (!note(text !== undefined, 'debug is base64 of zlib-deflated data', `seed ${taskSeed}: ${problem}`)) return { findings, seed: taskSeed };
   const expected = JSON.stringify(trace);
   let detail = `seed ${taskSeed}: ${text!.length} bytes, expected ${expected.length}`;
@@ -67,6 +74,11 @@ function taskFindings(status: number, contentType: string | null, json: unknown,
     else detail += '; different data: is it the trace of this seed?';
   }
   note(text === expected, "debug decodes to exactly JSON.stringify of the seed's trace", detail);
+  note(
+    bytes! <= expected.length * COMPRESSED_AT_MOST,
+    `debug is compressed: its deflated bytes are at most ${COMPRESSED_SHARE_WORDS} of the JSON's length`,
+    `seed ${taskSeed}: ${bytes} deflated bytes for ${expected.length} bytes of JSON (${(bytes! / expected.length).toFixed(2)}x): stored, not compressed`,
+  );
   return { findings, seed: taskSeed };
 }
 

@@ -398,6 +398,15 @@ async function countLines(file: string): Promise<number> {
   }
 }
 
+/**
+ * A field that no two runs of the load's task log alike: each run logs in to the bank anew, and the
+ * session names its transactions. The same value in two lines is a line kept and written again.
+ */
+const OWN_TO_EACH_RUN: Record<string, string> = {
+  'bank answered': 'session.id',
+  'transactions fetched': 'response.transactions.0.transaction_id',
+};
+
 /** How many of the load's log lines the check after the load reads whole, drawn at random. */
 const LOAD_LINES_READ = 500;
 
@@ -438,9 +447,14 @@ async function afterLoad({ services, answered }: AfterLoadContext): Promise<Chec
 
   // A logger that keeps up by writing less while it is loaded writes whole lines for the probe: the
   // load's own lines are held to what the probe holds a task's lines to, a sample of them read whole.
+  const drawn = new Map<string, unknown[]>(Object.keys(OWN_TO_EACH_RUN).map((msg) => [msg, []]));
   const read = drawnAtRandom(loadLines, LOAD_LINES_READ).map(([start, end]) => {
     const line = parseJson(log.toString('utf8', start, end));
-    if (line !== null && typeof line === 'object' && !Array.isArray(line)) return lineFindings(line as Line, LOAD, LOAD_TRANSACTIONS);
+    if (line !== null && typeof line === 'object' && !Array.isArray(line)) {
+      const msg = String((line as Line).msg);
+      if (Object.hasOwn(OWN_TO_EACH_RUN, msg)) drawn.get(msg)!.push(at(line, OWN_TO_EACH_RUN[msg]!));
+      return lineFindings(line as Line, LOAD, LOAD_TRANSACTIONS);
+    }
     return [{ ok: false, what: 'every log line is one JSON object', detail: log.toString('utf8', start, Math.min(end, start + 120)) }];
   });
   expectSample(
@@ -448,6 +462,14 @@ async function afterLoad({ services, answered }: AfterLoadContext): Promise<Chec
     `the load's log lines say what the probe's do (${read.length} of its ${loadLines.length.toLocaleString('en-US')} lines read whole, drawn at random)`,
     read,
   );
+  for (const [msg, values] of drawn) {
+    const repeated = values.length - new Set(values.map((value) => JSON.stringify(value))).size;
+    expect.expect(
+      repeated === 0,
+      `each "${msg}" line of the load logs what its own run got (${OWN_TO_EACH_RUN[msg]}: ${values.length} such lines read, no value twice)`,
+      `${repeated} of the ${values.length} read repeated a ${OWN_TO_EACH_RUN[msg]} another line had logged: lines kept from an earlier run, logged again`,
+    );
+  }
   return expect.result();
 }
 
