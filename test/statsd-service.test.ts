@@ -2,6 +2,7 @@ import dgram from 'node:dgram';
 import dns from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import dns2, { Packet } from 'dns2';
 import { describe, expect, it } from 'vitest';
 import { isPortFree, liveServerCount } from '../scripts/server-process.ts';
@@ -58,11 +59,18 @@ describe('statsd service', () => {
       await expect(resolver.resolve6('statsd.hotpath.test')).rejects.toMatchObject({ code: 'ENODATA' });
       await expect(resolver.resolve4('nowhere.hotpath.test')).rejects.toMatchObject({ code: 'ENOTFOUND' });
 
-      // The sink counts lines, not packets, per address and per metric name.
+      // The sink counts lines, not packets, per address and per metric name, and by when each arrived.
+      const beforeFirst = Date.now() - 1;
       await sendLines('127.0.0.1', statsd.statsdPort, 'decisions.requests:1|c\ndecisions.latency_ms:3|ms');
+      await waitForLines(statsd, 2, { quietMs: 1000, limitMs: 5000 });
+      const betweenThem = Date.now();
+      await sleep(20);
       await sendLines('127.0.0.2', statsd.statsdPort, 'decisions.requests:1|c|#variant:green');
       const { counts } = await waitForLines(statsd, 3, { quietMs: 1000, limitMs: 5000 });
       expect(counts).toEqual({ byAddress: { '127.0.0.1': 2, '127.0.0.2': 1 }, byName: { 'decisions.requests': 2, 'decisions.latency_ms': 1 }, lines: 3 });
+      expect(await statsd.arrivedBy('decisions.requests', [beforeFirst, betweenThem, Date.now()])).toEqual([0, 1, 2]);
+      expect(await statsd.arrivedBy('decisions.assigned', [Date.now()])).toEqual([0]);
+      await expect(statsd.arrivedBy('decisions.requests', [Number.NaN])).rejects.toThrow(/answered 400/);
 
       // Moving the record: the next answer carries the new address; only sink addresses are accepted.
       await statsd.moveRecord('127.0.0.2');
@@ -86,6 +94,7 @@ describe('statsd service', () => {
       const next = await services.prepare();
       const fresh = next.contexts.get(wanted)!;
       expect(await fresh.counts()).toEqual({ byAddress: { '127.0.0.1': 0, '127.0.0.2': 0 }, byName: {}, lines: 0 });
+      expect(await fresh.arrivedBy('decisions.requests', [Date.now()])).toEqual([0]);
       expect(await resolver.resolve4('statsd.hotpath.test')).toEqual(['127.0.0.1']);
       expect((await get(`${upstream}/a`, new http.Agent())).status).toBe(200);
       const state = await fresh.state();

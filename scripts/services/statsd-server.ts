@@ -38,6 +38,8 @@ const counts = { byAddress: {} as Record<string, number>, byName: {} as Record<s
 const dnsStats = { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 };
 const upstreamStats = { requests: 0, connections: 0 };
 const MAX_NAMES = 1000;
+/** When each counted line arrived (Date.now()), by name, in arrival order: to count them by a time. */
+const arrivals = new Map<string, number[]>();
 /** DNS queries waiting for their answer, oldest first from `head`; `held` finds one by client, id and question. */
 let waiting: Waiting[] = [];
 let head = 0;
@@ -50,6 +52,7 @@ function reset(): void {
   counts.byAddress = Object.fromEntries(SINK_ADDRESSES.map((a) => [a, 0]));
   counts.byName = {};
   counts.lines = 0;
+  arrivals.clear();
   Object.assign(dnsStats, { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 });
   Object.assign(upstreamStats, { requests: 0, connections: 0 });
   // The last server's unanswered queries go: the next one must not wait behind them.
@@ -143,14 +146,32 @@ const dnsPort = (dnsServer.address() as AddressInfo).port;
 
 // ---- StatsD sink -------------------------------------------------------------------------------------
 function count(address: string, message: Buffer): void {
+  const now = Date.now();
   for (const line of message.toString('utf8').split('\n')) {
     if (!line) continue;
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : line;
     counts.lines += 1;
     counts.byAddress[address] = (counts.byAddress[address] ?? 0) + 1;
-    if (name in counts.byName || Object.keys(counts.byName).length < MAX_NAMES) counts.byName[name] = (counts.byName[name] ?? 0) + 1;
+    if (name in counts.byName || Object.keys(counts.byName).length < MAX_NAMES) {
+      counts.byName[name] = (counts.byName[name] ?? 0) + 1;
+      let times = arrivals.get(name);
+      if (!times) arrivals.set(name, (times = []));
+      times.push(now);
+    }
   }
+}
+
+/** How many lines named `name` had arrived by `time`: the arrival times are in order. */
+function arrivedBy(name: string, time: number): number {
+  const times = arrivals.get(name) ?? [];
+  let [low, high] = [0, times.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (times[middle]! <= time) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 async function bindSink(address: string, sinkPort: number): Promise<dgram.Socket> {
@@ -225,6 +246,13 @@ const control = http.createServer(async (req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
     if (route === 'GET /_hotpath/state') return reply(200, state());
     if (route === 'GET /_hotpath/counts') return reply(200, counts);
+    if (route === 'POST /_hotpath/arrived') {
+      const { name, by } = (await readJson(req)) as { name?: unknown; by?: unknown };
+      if (typeof name !== 'string' || !Array.isArray(by) || !by.every((t) => Number.isFinite(t))) {
+        return reply(400, { error: 'POST /_hotpath/arrived takes { name: <metric>, by: [<ms since the epoch>, ...] }' });
+      }
+      return reply(200, { name, arrived: (by as number[]).map((time) => arrivedBy(name, time)) });
+    }
     if (route === 'POST /_hotpath/reset') {
       reset();
       return reply(200, state());

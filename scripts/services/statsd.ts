@@ -61,6 +61,8 @@ export interface StatsdContext {
   upstreamUrl: string;
   ttlSeconds: number;
   counts(): Promise<StatsdCounts>;
+  /** How many lines named `name` the sink had received by each time given (ms since the epoch). */
+  arrivedBy(name: string, times: number[]): Promise<number[]>;
   state(): Promise<StatsdState>;
   /** Points the StatsD name at another sink address; lookups answered from now on get it. */
   moveRecord(address: string): Promise<void>;
@@ -157,6 +159,8 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     upstreamUrl: `http://${first.upstream.name}:${first.upstream.port}`,
     ttlSeconds: first.dns.ttlSeconds,
     counts: () => call<StatsdCounts>('GET', 'counts'),
+    arrivedBy: async (name, times) =>
+      (await call<{ arrived: number[] }>('POST', 'arrived', { name, by: times })).arrived,
     state: () => call<StatsdState>('GET', 'state'),
     moveRecord: async (address) => void (await call('POST', 'move', { address })),
     setUpstreamRoutes: setRoutes,
