@@ -65,6 +65,10 @@ export function renderReport(report: RunReport): string {
     const span = report.turns ? 'its turns' : 'measured phase';
     lines.push('', bold(`processes of each server, from /proc and each process's probe (${span})`), ...multi.map(processesLine));
   }
+  const resting = report.servers.filter((s) => s.betweenTurns);
+  if (resting.length > 0) {
+    lines.push('', bold("cores each server's processes used while the others took their turns"), resting.map(restingFigure).join(' · '));
+  }
   for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
   const sampled = report.servers.filter((s) => s.answers);
   if (sampled.length > 0) {
@@ -216,6 +220,13 @@ export function rampSection(server: ServerRun): string {
     ...again,
     knee + dim(cliff),
   ].join('\n');
+}
+
+function restingFigure(server: ServerRun): string {
+  const { cores, atMost } = server.betweenTurns!;
+  const figure = `${server.label} ${cores.toFixed(2)}`;
+  if (atMost === undefined) return figure;
+  return cores <= atMost ? `${figure} ${dim(`(at most ${atMost.toFixed(2)})`)}` : red(`${figure} (at most ${atMost.toFixed(2)})`);
 }
 
 function processesLine(server: ServerRun): string {

@@ -71,8 +71,20 @@ export interface ServerRun {
    * started and a cluster's workers, with the cores each used and how busy its event loop was.
    */
   processes?: ProcessFigures[];
+  /** In turns: what its processes did while the other servers took their turns (between-turns.ts). */
+  betweenTurns?: BetweenTurns;
   /** Second by second over both phases, for the doctor's reading of a plain `run --load` (doctor/seconds.ts). */
   seconds?: { load: LoadSecond[]; server: ServerSecond[] };
+}
+
+/**
+ * The cores a server's processes used, together, while the other servers of the verdict took their turns,
+ * over `seconds` of them; for a server that is judged, the most it may use (`atMost`).
+ */
+export interface BetweenTurns {
+  cores: number;
+  seconds: number;
+  atMost?: number;
 }
 
 /** One second of the load, as the load generator saw it. */

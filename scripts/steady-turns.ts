@@ -10,6 +10,7 @@ import type { AnswerSampler } from './answers.ts';
 import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from './load.ts';
 import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
 import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
+import { RestMeter } from './between-turns.ts';
 import { ProcessMeter } from './process-figures.ts';
 import type { LoadResult, ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
@@ -69,6 +70,8 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
   let live = [...contenders];
   // Each server's processes over its turns only, not while the others take theirs.
   const meters = new Map(contenders.map((c) => [c, new ProcessMeter(c.server)]));
+  // And while the others take theirs, from the end of its turn to the start of its next (between-turns.ts).
+  const resting = new Map(contenders.map((c) => [c, new RestMeter(c.server)]));
   let round = 0;
   const takesTurns = (r: number) => live.filter((c) => c.run.role !== 'broken' || r < brokenRounds);
   const done = (label: string) => round >= maxRounds || !takesTurns(round).some((c) => c.run.label === label);
@@ -79,6 +82,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     const order = round % 2 === 1 ? rotated.reverse() : rotated;
     for (const contender of order) {
       const { run, server, sampler, timeline } = contender;
+      resting.get(contender)!.end();
       server.resetFigures();
       const sampledFrom = server.samples.length;
       meters.get(contender)!.begin();
@@ -101,6 +105,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       (run.turns ??= []).push({ round, load, processes, ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
       // A server still working on the turn's abandoned requests would slow the next one's turn.
       if (profile.settleAfterWarmup) await waitUntilIdle(server);
+      resting.get(contender)!.begin();
       if (server.exit()) {
         options.onCrash(contender);
         live = live.filter((c) => c !== contender);
@@ -108,6 +113,12 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
     }
     round += 1;
     if (round >= minRounds && options.decided(done)) break;
+  }
+  for (const contender of contenders) {
+    const rest = resting.get(contender)!;
+    rest.end();
+    const betweenTurns = rest.figures();
+    if (betweenTurns) contender.run.betweenTurns = betweenTurns;
   }
   return round;
 }

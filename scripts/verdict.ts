@@ -4,6 +4,7 @@ import { stageHoldsHere, targetRecord, type ExerciseManifest, type Target } from
 import type { Metric } from './metric.ts';
 import type { Reference, ServerRun, ServerVerdict, TargetRecord, TargetResult } from './result.ts';
 import { answerProblems } from './answers.ts';
+import { betweenTurnsProblem } from './between-turns.ts';
 import { median, medianInterval } from './stats.ts';
 
 /** A server's value of one figure with its unit, or undefined when the run did not measure it. */
@@ -69,6 +70,8 @@ export function honestyProblems(run: ServerRun): string[] {
     problems.push(...run.afterLoad.failures.map((f) => `after the load: ${f}`));
     if (run.afterLoad.failures.length === 0) problems.push('after the load: the check checked nothing');
   }
+  const rest = betweenTurnsProblem(run);
+  if (rest) problems.push(rest);
   const load = run.load;
   if (load) {
     if (load.errors > 0) problems.push(`${load.errors} request errors under load`);

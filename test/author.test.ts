@@ -34,6 +34,13 @@ for (const exercise of exercises) {
         const [tag, target] = wrongFixTag(file) ?? [];
         return tag === 'verdict' ? [{ file, target: target! }] : [];
       });
+  // Known-wrong fixes that work while the other servers take their turns: judged in this run too.
+  const ahead = STAGES_ONLY
+    ? []
+    : wrongFixFiles(id).flatMap((file) => {
+        const [tag, reason] = wrongFixTag(file) ?? [];
+        return tag === 'between-turns' ? [{ file, reason: reason! }] : [];
+      });
 
   describe(`author check: ${id}`, () => {
     let report: RunReport;
@@ -43,7 +50,7 @@ for (const exercise of exercises) {
       const specs = [
         ...demoChoices(exercise).map((choice) => specFor(exercise, choice, true)),
         ...(STAGES_ONLY ? [] : [shippedAsMine(exercise)]),
-        ...missing.map(({ file }) => wrongFixSpec(exercise, file)),
+        ...[...missing, ...ahead].map(({ file }) => wrongFixSpec(exercise, file)),
       ];
       // One measurement, never a second: the servers take turns, and a target too close to call fails.
       report = await runBench(exercise, specs);
@@ -84,6 +91,12 @@ for (const exercise of exercises) {
       expect(mine.problems).toEqual([]);
       expect(mine.targets.some((t) => !t.pass)).toBe(true);
       expect(mine.pass).toBe(false);
+    });
+
+    it.for(ahead.map(({ file, reason }) => [path.basename(file, '.ts'), reason] as const))('known-wrong fix %s is rejected for what it did %s', ([label, reason]) => {
+      const verdict = verdictOf(label);
+      expect(verdict.problems.join('\n'), 'rejected for the reason its file names').toContain(reason);
+      expect(verdict.pass).toBe(false);
     });
 
     it.for(missing.map(({ file, target }) => [path.basename(file, '.ts'), target] as const))('known-wrong fix %s answers right and misses its goal on %s', ([label, name]) => {
@@ -146,6 +159,8 @@ function lowestMargin(report: RunReport): string {
     if (judged.length === 0) continue;
     // The shipped file and known-wrong fixes, judged as the trainee's: each must miss; the stages must pass.
     if (!verdict.label.startsWith('stage ')) {
+      // One rejected for a problem (what it did between its turns) is not judged on its targets.
+      if (verdict.problems.length > 0) continue;
       // One clear miss fails the goal: the target it misses by the most, on each measure.
       const misses = judged.map((t) => ({ name: t.name, median: 1 / (t.margin! + 1), edge: 1 / edgeFactor(t, 'miss') }));
       const byMedian = misses.reduce((a, b) => (a.median >= b.median ? a : b));

@@ -32,11 +32,14 @@ export function shippedAsMine(exercise: Exercise): ServerSpec {
 
 /**
  * The tags a known-wrong fix in test/wrong-fixes/NN-slug/ names its failure with: the probe before any load,
- * what the load received or the probe after it, the exercise's after-load check (wrong-fixes.test.ts), or a
- * target of the goal it misses in the author check's run (author.test.ts): fast, answering right, and
- * still not fixed.
+ * what the load received or the probe after it, the exercise's after-load check (wrong-fixes.test.ts), or,
+ * in the author check's run, where the servers take turns (author.test.ts): a target of the goal it misses
+ * (fast, answering right, and still not fixed), or the work it did while the others took their turns.
  */
-export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict'] as const;
+export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict', 'between-turns'] as const;
+
+/** The tags of known-wrong fixes judged in the author check's run, not in the known-wrong fixes' own. */
+export const IN_TURNS_TAGS: readonly WrongFixTag[] = ['verdict', 'between-turns'];
 export type WrongFixTag = (typeof WRONG_FIX_TAGS)[number];
 
 /** The known-wrong fixes of an exercise, as absolute paths. */

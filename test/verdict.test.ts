@@ -3,6 +3,7 @@ import { closingAdvice } from '../scripts/commands/verify.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
+import { judgeBetweenTurns, REST_CORES } from '../scripts/between-turns.ts';
 import { cpuPerAnswer } from '../scripts/metrics/cpu-per-answer.ts';
 import { lateRequestsPerSecond } from '../scripts/metrics/late-requests-per-second.ts';
 import { latencyP99 } from '../scripts/metrics/latency-p99.ts';
@@ -20,6 +21,27 @@ const runs = () => [
 ];
 
 describe('verdict', () => {
+  it("fails a judged server that works while the others take their turns, against the shipped server's own work then", () => {
+    const [broken, stage1, stage2, ceiling] = runs();
+    const all = [broken!, stage1!, stage2!, ceiling!];
+    broken!.betweenTurns = { cores: 0.02, seconds: 20 };
+    stage1!.betweenTurns = { cores: 0.05, seconds: 20 };
+    stage2!.betweenTurns = { cores: 0.6, seconds: 20 };
+    ceiling!.betweenTurns = { cores: 0.6, seconds: 20 };
+    judgeBetweenTurns(all, (run) => run.role === 'stage');
+    expect(stage1!.betweenTurns!.atMost).toBe(REST_CORES);
+    expect(honestyProblems(stage1!)).toEqual([]);
+    expect(honestyProblems(stage2!).join('\n')).toMatch(/^between its turns: its processes used 0\.60 cores while the other servers took theirs \(over 20 s; at most 0\.15\)/);
+    // A reference is not judged on it.
+    expect(ceiling!.betweenTurns!.atMost).toBeUndefined();
+    expect(honestyProblems(ceiling!)).toEqual([]);
+    // A shipped server with work of its own between turns: twice its figure.
+    broken!.betweenTurns = { cores: 0.4, seconds: 20 };
+    judgeBetweenTurns(all, (run) => run.role === 'stage');
+    expect(stage2!.betweenTurns!.atMost).toBeCloseTo(0.8);
+    expect(honestyProblems(stage2!)).toEqual([]);
+  });
+
   it('takes ratios against references measured in the same run', () => {
     const [broken, stage1, stage2, ceiling] = runs();
     const all = [broken!, stage1!, stage2!, ceiling!];

@@ -1,7 +1,8 @@
 // Known-wrong fixes, part of the author check: each file in test/wrong-fixes/NN-*/ names the failure it
 // must trip (`// probe: ...` before any load, `// under-load: ...` for what the load receives or the probe
 // finds after it, `// after-load: ...` for what only shows after work), and is rejected for that reason.
-// Those tagged `// verdict: ...` answer right and miss a target of the goal: author.test.ts judges them.
+// Those tagged `// verdict: ...` answer right and miss a target of the goal, and those tagged
+// `// between-turns: ...` work while the other servers take their turns: author.test.ts judges them.
 // Rejecting one is a matter of what it answers, not of its speed, and most of their time is waiting (for
 // uploads, metrics, a moved DNS record): they run several at a time, each with services of its own. The
 // ones put under load must each get enough requests to change or to fall behind: on a slower machine,
@@ -14,7 +15,7 @@ import { runBench } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { turnLoad } from '../scripts/steady-turns.ts';
 import { honestyProblems } from '../scripts/verdict.ts';
-import { WRONG_FIX_TAGS, wrongFixFiles, wrongFixSeconds, wrongFixSpec, wrongFixTag } from './helpers.ts';
+import { IN_TURNS_TAGS, WRONG_FIX_TAGS, wrongFixFiles, wrongFixSeconds, wrongFixSpec, wrongFixTag } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
@@ -41,7 +42,7 @@ for (const exercise of exercises) {
   const { id } = exercise.manifest;
   const files = wrongFixFiles(id);
   // A wrong fix that misses a target of the goal is judged in the author check's run, beside the references.
-  const rejectedHere = files.filter((file) => wrongFixTag(file)?.[0] !== 'verdict');
+  const rejectedHere = files.filter((file) => !IN_TURNS_TAGS.includes(wrongFixTag(file)?.[0] ?? 'probe'));
   // A short steady load is enough to trip them: they change behaviour after at most 200 requests, or lose
   // work. Each N sits far below what its load answers while it shares the machine, on the slower machines
   // too (docs/suite-runs.md). No ramp and at most 1,500 req/s: a wrong fix is not judged on speed.
