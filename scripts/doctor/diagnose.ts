@@ -40,7 +40,7 @@ export interface DoctorFigures {
   gcMsPerRequest?: number;
   /** What the heap kept over the measured phase, MB/s: a full collection's heap at its end less at its start. */
   heapMBps?: number;
-  /** Active resource types whose count rose over the load: first and last count. */
+  /** Active resource types whose count rose over the load: the typical count over its first third and its last. */
   rising: Array<{ type: string; first: number; last: number }>;
   /** Async resources in flight at once (when the exercise counts them) that reached the connections' number. */
   piledUp: Array<{ type: string; peak: number }>;
@@ -62,7 +62,10 @@ export const THRESHOLDS = {
   costGrewBy: 1.5,
   /** The heap keeping at least this many MB/s over the measured phase, full collection to full collection. */
   heapMBps: 10,
-  /** An active resource type counts as rising when it ends at least twice its first count and this many more (and twice the connections). */
+  /**
+   * An active resource type counts as rising when its typical count over the load's last third is at least
+   * twice that of its first third and this many more (and twice the connections).
+   */
   risingBy: 50,
   /** Collections at least this share of wall time. */
   gcShare: 0.2,
@@ -100,10 +103,14 @@ export function figuresOf(o: Observation): DoctorFigures {
   }));
   const runtime = o.runtime;
   const gcMs = runtime ? runtime.gc.minor.ms + runtime.gc.major.ms : undefined;
-  const first = o.serverSeconds.find((s) => s.active)?.active ?? {};
-  const last = [...o.serverSeconds].reverse().find((s) => s.active)?.active ?? {};
-  const rising = Object.keys(last)
-    .map((type) => ({ type, first: first[type] ?? 0, last: last[type]! }))
+  // The typical count of each type over the load's first third and its last, not two single seconds: a
+  // count that swings from second to second (uploads in flight, bounded) must not read as a climb.
+  const actives = o.serverSeconds.map((s) => s.active).filter((a) => a !== undefined);
+  const activeThird = Math.max(1, Math.floor(actives.length / 3));
+  const typical = (seconds: Array<Record<string, number>>, type: string) => median(seconds.map((a) => a[type] ?? 0));
+  const [firstThird, lastThird] = [actives.slice(0, activeThird), actives.slice(-activeThird)];
+  const rising = [...new Set(lastThird.flatMap((a) => Object.keys(a)))]
+    .map((type) => ({ type, first: typical(firstThird, type), last: typical(lastThird, type) }))
     // One of a type per connection is the load itself (05's 60 connections: 0 to 60 timers), not work left behind.
     .filter((r) => r.last >= 2 * r.first && r.last - r.first >= Math.max(THRESHOLDS.risingBy, 2 * o.connections));
   const piledUp = Object.entries(runtime?.pendingPeak ?? {})
@@ -165,7 +172,7 @@ export function diagnose(o: Observation): { figures: DoctorFigures; findings: Fi
       title: 'Memory grows, and work outlives its requests',
       evidence: [
         ...(heapGrows ? [`after a full collection at each end of the measured phase, the heap kept ${f.heapMBps!.toFixed(1)} MB/s more`] : []),
-        ...f.rising.map((r) => `active ${r.type} went from ${int(r.first)} to ${int(r.last)} during the load`),
+        ...f.rising.map((r) => `active ${r.type} went from ${int(r.first)} in the first third of the load to ${int(r.last)} in the last`),
       ],
       next:
         `Find what is kept and what still runs after each answer: the active resources by type in \`npm run workshop -- run ${id} --load\`, ` +
