@@ -44,6 +44,20 @@ describe('the report as HTML', () => {
     expect(html).toMatch(/<tr data-label="ceiling">.*width:100\.0%/);
   });
 
+  it("shows the cores each server used between its turns, marked when a judged one used more than it may", () => {
+    const resting = [
+      serverRun('broken', 'broken', 60, { betweenTurns: { cores: 0.02, seconds: 20 } }),
+      serverRun('stage 1', 'stage', 8182, { betweenTurns: { cores: 0.03, seconds: 20, atMost: 0.15 } }),
+      serverRun('stage 2', 'stage', 12500, { betweenTurns: { cores: 0.67, seconds: 20, atMost: 0.15 } }),
+    ];
+    const html = renderReportHtml(report(resting));
+    expect(html).toContain('cores between turns');
+    expect(cells(html, 'stage 1')).toContain('0.03');
+    const row = (label: string) => new RegExp(`<tr data-label="${label}">(.*?)</tr>`).exec(html)?.[1] ?? '';
+    expect(row('stage 2')).toContain('<td class="hp-num hp-extra hp-bad">0.67</td>');
+    expect(row('stage 1')).toContain('<td class="hp-num hp-extra">0.03</td>');
+  });
+
   it('has a card per judged server with ratio, requirement, figure in this run, margin and status', () => {
     const html = renderReportHtml(report(servers));
     expect(html).toContain('data-pass="true"');
