@@ -429,13 +429,21 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
         trs.map((tr) => {
           const cells = (tr as HTMLTableRowElement).cells;
           const kept = (cells[10]?.textContent ?? '').split('/');
-          return { label: tr.getAttribute('data-label'), rps: Number(cells[2]?.textContent?.replace(/,/g, '')), problems: cells[9]?.textContent, keptContract: kept.length === 2 && kept[0] === kept[1] && kept[0] !== '0', status: cells[11]?.textContent };
+          return {
+            label: tr.getAttribute('data-label'),
+            rps: Number(cells[2]?.textContent?.replace(/,/g, '')),
+            problems: cells[9]?.textContent,
+            keptContract: kept.length === 2 && kept[0] === kept[1] && kept[0] !== '0',
+            betweenTurns: /^\d+\.\d\d$/.test(cells[11]?.textContent ?? ''),
+            status: cells[12]?.textContent,
+          };
         }),
       );
       expect(rows.map((r) => r.label)).toEqual(['broken', 'stage 1']);
       for (const row of rows) {
-        // Loaded, no errors, timeouts or non-2xx answers, every sampled answer kept the contract, correct answers (no status word).
-        expect(row, row.label!).toEqual({ label: row.label, rps: expect.any(Number), problems: '0/0/0', keptContract: true, status: '' });
+        // Loaded, no errors, timeouts or non-2xx answers, every sampled answer kept the contract, its cores between
+        // turns shown, correct answers (no status word).
+        expect(row, row.label!).toEqual({ label: row.label, rps: expect.any(Number), problems: '0/0/0', keptContract: true, betweenTurns: true, status: '' });
         expect(row.rps, `${row.label} req/s`).toBeGreaterThan(0);
       }
       expect(await report.locator('.hp-server-problems').count()).toBe(0);
