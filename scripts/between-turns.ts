@@ -10,7 +10,7 @@ import type { BetweenTurns, ServerRun } from './result.ts';
  * The cores a judged server may use between its turns: this much, or twice the shipped server's where
  * that is more (a shipped server with work of its own then: 02's uploads, 06's reloads of a growing app).
  */
-export const REST_CORES = 0.15;
+export const REST_CORES = 0.25;
 
 /** Sums a server's processes' CPU over the spans from the end of each of its turns to the start of its next. */
 export class RestMeter {

@@ -31,7 +31,7 @@ describe('verdict', () => {
     judgeBetweenTurns(all, (run) => run.role === 'stage');
     expect(stage1!.betweenTurns!.atMost).toBe(REST_CORES);
     expect(honestyProblems(stage1!)).toEqual([]);
-    expect(honestyProblems(stage2!).join('\n')).toMatch(/^between its turns: its processes used 0\.60 cores while the other servers took theirs \(over 20 s; at most 0\.15\)/);
+    expect(honestyProblems(stage2!).join('\n')).toMatch(/^between its turns: its processes used 0\.60 cores while the other servers took theirs \(over 20 s; at most 0\.25\)/);
     // A reference is not judged on it.
     expect(ceiling!.betweenTurns!.atMost).toBeUndefined();
     expect(honestyProblems(ceiling!)).toEqual([]);
