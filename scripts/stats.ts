@@ -62,3 +62,14 @@ export function drawnAtRandom<T>(items: readonly T[], count: number): T[] {
   }
   return pool.slice(0, wanted);
 }
+
+/** How many of `sorted` (in ascending order) are at most `value`: a binary search. */
+export function countAtMost(sorted: readonly number[], value: number): number {
+  let [low, high] = [0, sorted.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! <= value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { cv, drawnAtRandom, median, medianInterval, percentile } from '../scripts/stats.ts';
+import { countAtMost, cv, drawnAtRandom, median, medianInterval, percentile } from '../scripts/stats.ts';
 
 describe('stats', () => {
+  it('counts the values of a sorted list at most a given one', () => {
+    expect(countAtMost([], 5)).toBe(0);
+    expect(countAtMost([1, 2, 2, 5], 0)).toBe(0);
+    expect(countAtMost([1, 2, 2, 5], 2)).toBe(3);
+    expect(countAtMost([1, 2, 2, 5], 9)).toBe(4);
+  });
+
   it('takes medians and nearest-rank percentiles', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);

@@ -15,6 +15,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Aedes, type Client } from 'aedes';
+import { countAtMost } from '../stats.ts';
 
 const port = Number(process.env.PORT ?? 0);
 const mqttPort = Number(process.env.BROKER_MQTT_PORT ?? 1883);
@@ -112,14 +113,8 @@ function count(topic: string, payload: Buffer, qos: number): void {
 function unmarkedBy(topic: string, time: number): number {
   const arrived = arrivals.get(topic);
   if (!arrived) return 0;
-  let low = 0;
-  let high = arrived.at.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (arrived.at[middle]! <= time) low = middle + 1;
-    else high = middle;
-  }
-  return low === 0 ? 0 : arrived.unmarked[low - 1]!;
+  const messages = countAtMost(arrived.at, time);
+  return messages === 0 ? 0 : arrived.unmarked[messages - 1]!;
 }
 
 const broker = await Aedes.createBroker();

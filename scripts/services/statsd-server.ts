@@ -16,6 +16,7 @@ import dgram from 'node:dgram';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import dns2 from 'dns2';
+import { countAtMost } from '../stats.ts';
 
 const { Packet } = dns2;
 
@@ -164,14 +165,7 @@ function count(address: string, message: Buffer): void {
 
 /** How many lines named `name` had arrived by `time`: the arrival times are in order. */
 function arrivedBy(name: string, time: number): number {
-  const times = arrivals.get(name) ?? [];
-  let [low, high] = [0, times.length];
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (times[middle]! <= time) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return countAtMost(arrivals.get(name) ?? [], time);
 }
 
 async function bindSink(address: string, sinkPort: number): Promise<dgram.Socket> {
