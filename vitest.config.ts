@@ -11,7 +11,7 @@ const files = (...names: string[]) => names.map((name) => `test/${name}.test.ts`
 const QUIET = files(
   'answers', 'broker-service', 'cluster-probe', 'doctor', 'profile-advice', 'hub-report', 'import-cycles', 'machine-load', 'manifest', 'parent-exit', 'progress',
   'repeat', 'report', 'route-table-service', 'server-process', 'services', 'slides', 'soak', 'stats',
-  'statsd-service', 'trend', 'turns', 'typecheck', 'verdict',
+  'statsd-service', 'trend', 'turns', 'typecheck', 'verdict', 'worker-thread-probe',
 );
 const MEASURE = files('author', 'wrong-fixes', 'ramp', 'fresh-copy', 'soak-pace', 'diagnosis', 'measure', 'artillery');
 

@@ -2,7 +2,7 @@
 // each used (from /proc) and how busy its event loop was (from the file its probe writes), over spans of
 // time, one or summed over several (a server's turns).
 import { processTreeTicks, TICKS_PER_SECOND } from './machine-load.ts';
-import type { LoopFigures } from './probe/messages.ts';
+import type { IsolateFigures } from './probe/messages.ts';
 
 export interface ProcessFigures {
   pid: number;
@@ -17,13 +17,13 @@ export interface ProcessFigures {
 /** What the meter needs of a running server. */
 export interface MeteredServer {
   pid: number;
-  loops(): Map<number, LoopFigures>;
+  loops(): Map<number, IsolateFigures>;
 }
 
 interface Reading {
   at: number;
   ticks: Map<number, number>;
-  loops: Map<number, LoopFigures>;
+  loops: Map<number, IsolateFigures>;
 }
 
 interface Sums {

@@ -1,15 +1,16 @@
 // Starts one exercise server in its own child process on 127.0.0.1 with the probe preloaded, knows when
 // it listens, and ends it (and anything it started) on every path. Nothing here sleeps for readiness.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commandSpawn, type CommandStart } from './command-start.ts';
-import { isProbeMessage, type LoopFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
+import { gcSoFar, readIsolates, withOtherIsolates } from './isolate-figures.ts';
+import { isProbeMessage, type IsolateFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
 const TSX_LOADER = import.meta.resolve('tsx');
-const PROBE = import.meta.resolve('./probe/inject.ts');
+const PROBE = import.meta.resolve('./probe/exercise-server.js');
 const OUTPUT_LIMIT = 64 * 1024;
 
 export interface StartOptions {
@@ -62,8 +63,8 @@ export interface RunningServer {
   collect(timeoutMs?: number): Promise<number | undefined>;
   /** The event loop's utilization since the previous call (0 idle, 1 always busy), or undefined without an answer. */
   utilization(timeoutMs?: number): Promise<number | undefined>;
-  /** Each process's event loop time so far (the main one and a cluster's workers), by pid, as their probes last wrote it. */
-  loops(): Map<number, LoopFigures>;
+  /** Each process's main thread as its probe last wrote it (the main one and a cluster's workers), by pid: its event loop's time so far. */
+  loops(): Map<number, IsolateFigures>;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
   /** Source maps of these files as the server loaded them (by file URL); empty without an answer. */
@@ -163,8 +164,8 @@ export async function startServer(file: string, options: StartOptions = {}): Pro
 }
 
 async function startOn(file: string, options: StartOptions, port: number): Promise<RunningServer> {
-  // Where each of the server's processes writes its event loop's figures (probe/inject.ts); gone with the server.
-  const loopFolder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-loops-'));
+  // Where each of the server's isolates writes its figures (probe/inject.ts); gone with the server.
+  const isolateFolder = mkdtempSync(path.join(os.tmpdir(), 'hotpath-isolates-'));
   const env = { ...process.env, ...options.env };
   const how = options.command
     ? commandSpawn(options.command, options.nodeFlags ?? [], env)
@@ -175,10 +176,10 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_LOOP_FIGURES: loopFolder },
+    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
   });
   live.add(child);
-  child.once('exit', () => rmSync(loopFolder, { recursive: true, force: true }));
+  child.once('exit', () => rmSync(isolateFolder, { recursive: true, force: true }));
 
   let output = '';
   const collect = (chunk: Buffer, echo?: NodeJS.WriteStream) => {
@@ -199,6 +200,9 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
   });
 
   const samples: RuntimeFigures[] = [];
+  // The other isolates' GC when the reporting probe's figures were last reset: theirs count from there too.
+  let othersSince = gcSoFar(readIsolates(isolateFolder));
+  const withOthers = (figures: RuntimeFigures) => withOtherIsolates(figures, readIsolates(isolateFolder), othersSince);
   // Questions to the probe that wait for its answer, by id: snapshot, a full collection, utilization and source maps.
   const pendingAnswers = new Map<number, (answer: unknown) => void>();
   let nextQuestionId = 1;
@@ -221,8 +225,8 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
   child.on('message', (message) => {
     if (!isProbeMessage(message)) return;
     if (message.type === 'listening') onListening?.(message.port);
-    if (message.type === 'sample') samples.push(message.figures);
-    if (message.type === 'snapshot') pendingAnswers.get(message.id)?.(message.figures);
+    if (message.type === 'sample') samples.push(withOthers(message.figures));
+    if (message.type === 'snapshot') pendingAnswers.get(message.id)?.(withOthers(message.figures));
     if (message.type === 'collected') pendingAnswers.get(message.id)?.(message.heapUsed);
     if (message.type === 'utilization') pendingAnswers.get(message.id)?.(message.value);
     if (message.type === 'sourceMaps') pendingAnswers.get(message.id)?.(message.maps);
@@ -268,12 +272,13 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     exited,
     samples,
     resetFigures: () => {
+      othersSince = gcSoFar(readIsolates(isolateFolder));
       if (child.connected) child.send({ type: 'reset' });
     },
     snapshot: (timeoutMs = 5000) => ask<RuntimeFigures>('snapshot', timeoutMs),
     collect: (timeoutMs = 5000) => ask<number>('collect', timeoutMs),
     utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
-    loops: () => readLoops(loopFolder),
+    loops: () => new Map(readIsolates(isolateFolder).filter((i) => i.thread === 0).map((i) => [i.pid, i])),
     stop,
     sourceMaps: async (files, timeoutMs = 5000) => (await ask<Record<string, SourceMapData>>('sourceMaps', timeoutMs, { files })) ?? {},
     exitNormally: async (timeoutMs = 10_000) => {
@@ -287,25 +292,6 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
       return (await Promise.race([exited, late])) ?? stop();
     },
   };
-}
-
-function readLoops(folder: string): Map<number, LoopFigures> {
-  const loops = new Map<number, LoopFigures>();
-  let names: string[];
-  try {
-    names = readdirSync(folder).filter((name) => name.endsWith('.json'));
-  } catch {
-    return loops; // the server has exited
-  }
-  for (const name of names) {
-    try {
-      const figures = JSON.parse(readFileSync(path.join(folder, name), 'utf8')) as LoopFigures;
-      loops.set(figures.pid, figures);
-    } catch {
-      // removed as we read
-    }
-  }
-  return loops;
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -1,6 +1,6 @@
 // The injected probe in a node:cluster server: the primary reports its workers' listening to the harness;
 // the workers, whose IPC channel leads to the primary, stay silent; each process is seen apart (its cores
-// and its event loop); stopping the server ends the workers.
+// and its event loop), and their GC is the server's; stopping the server ends the workers.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -85,6 +85,21 @@ describe('server process: a node:cluster server', () => {
       expect(idle.utilization).toBeLessThan(0.1);
       expect(idle.cores).toBeLessThan(0.1);
       expect(meter.total().map((p) => p.pid)).toEqual([server.pid, ...[...workers].sort((a, b) => a - b)]);
+    } finally {
+      await stopAndExpectAllGone(server, workers);
+    }
+  }, 30_000);
+
+  it("counts the workers' scavenges as the server's, though only the primary reports", async () => {
+    const server = await startServer(fixture('cluster.ts'));
+    let workers: number[] = [];
+    try {
+      workers = await bothWorkers(server);
+      server.resetFigures();
+      for (let i = 0; i < 30; i++) await (await fetch(`${server.url}/alloc`, { headers: { connection: 'close' } })).text();
+      await sleep(300); // each probe writes every 200 ms
+      // The primary only hands connections on: the young generation fills in the workers.
+      expect((await server.snapshot())?.gc.minor.count).toBeGreaterThanOrEqual(8);
     } finally {
       await stopAndExpectAllGone(server, workers);
     }

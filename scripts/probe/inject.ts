@@ -11,11 +11,12 @@ import { constants, monitorEventLoopDelay, performance as nodePerformance, Perfo
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { GcKindFigures, HarnessToProbe, LoopFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
+import { threadId } from 'node:worker_threads';
+import type { GcKindFigures, GcTotals, HarnessToProbe, IsolateFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
-/** How often each process writes its event loop's figures for the harness (scripts/process-figures.ts). */
-const LOOP_FIGURES_MS = 200;
+/** How often each isolate writes its figures for the harness (scripts/isolate-figures.ts). */
+const ISOLATE_FIGURES_MS = 200;
 
 type Send = (message: ProbeToHarness) => void;
 
@@ -92,11 +93,19 @@ function collectFully(): { heapUsed: number; ms: number } {
  */
 const MINOR_MARK_SWEEP = 2;
 
+/** The kind of a GC performance entry, as the figures count it. */
+function gcKind(entry: PerformanceEntry): keyof GcTotals {
+  const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+  if (kind === constants.NODE_PERFORMANCE_GC_MINOR || kind === MINOR_MARK_SWEEP) return 'minor';
+  return kind === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : 'other';
+}
+
+const emptyGc = (): GcTotals => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
+
 function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): void; collect(): number } {
   const asyncResources = process.env.HOTPATH_ASYNC_RESOURCES === '1' ? countAsyncResources() : undefined;
   let activePeak: Record<string, number> = {};
   let pendingPeak: Record<string, number> = {};
-  const emptyGc = () => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
   let gc = emptyGc();
   // The full collections the harness asked for: not the server's own cost, so left out of its GC figures.
   let forced = { count: 0, ms: 0 };
@@ -110,9 +119,7 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): 
 
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-      const bucket =
-        kind === constants.NODE_PERFORMANCE_GC_MINOR || kind === MINOR_MARK_SWEEP ? gc.minor : kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gc.major : gc.other;
+      const bucket = gc[gcKind(entry)];
       bucket.count += 1;
       bucket.ms += entry.duration;
     }
@@ -186,27 +193,56 @@ function loadedSourceMaps(files: string[]): Record<string, SourceMapData> {
 }
 
 /**
- * Every process of the server, the one the harness started and each cluster worker, writes its event
- * loop's time so far to a file of its own in the folder the harness names: a worker's IPC channel leads
- * to its primary, not to the harness, so files are how the harness sees each process apart.
+ * Every isolate of the server writes its figures so far to a file of its own in the folder the harness
+ * names: the process the harness started, each cluster worker (whose IPC channel leads to its primary, not
+ * to the harness) and every worker thread of either (which has no channel at all). The harness sees each
+ * process's event loop apart from these files, and adds the other isolates' GC and heap to the reporting
+ * probe's, so that work moved to a worker is still counted (scripts/isolate-figures.ts).
  */
-function writeLoopFigures(folder: string): void {
-  const file = path.join(folder, `${process.pid}.json`);
-  const timer = setInterval(write, LOOP_FIGURES_MS).unref();
+function writeIsolateFigures(folder: string, reporting: boolean): void {
+  const file = path.join(folder, `${process.pid}-${threadId}.json`);
+  const gc = emptyGc();
+  let heapAfterGc: number | undefined;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const bucket = gc[gcKind(entry)];
+      bucket.count += 1;
+      bucket.ms += entry.duration;
+    }
+    heapAfterGc = getHeapStatistics().used_heap_size;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const timer = setInterval(write, ISOLATE_FIGURES_MS).unref();
   function write() {
     const { idle, active } = nodePerformance.eventLoopUtilization();
-    const figures: LoopFigures = { pid: process.pid, worker: cluster.isWorker, idle, active };
+    const heap = getHeapStatistics();
+    const figures: IsolateFigures = {
+      pid: process.pid,
+      thread: threadId,
+      worker: cluster.isWorker,
+      reporting,
+      idle,
+      active,
+      gc,
+      heapUsed: heap.used_heap_size,
+      heapTotal: heap.total_heap_size,
+      ...(heapAfterGc !== undefined ? { heapAfterGc } : {}),
+    };
     try {
       writeFileSync(`${file}.tmp`, JSON.stringify(figures));
       renameSync(`${file}.tmp`, file); // whole or not at all for a reader
     } catch {
       clearInterval(timer); // the folder is gone: the harness no longer looks
+      observer.disconnect();
     }
   }
   write();
 }
 
-if (process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_LOOP_FIGURES) writeLoopFigures(process.env.HOTPATH_LOOP_FIGURES);
+/** This isolate's probe reports to the harness: the main thread of the process the harness started. */
+const reportsOverIpc = Boolean(process.send) && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker;
+
+if (process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_ISOLATE_FIGURES) writeIsolateFigures(process.env.HOTPATH_ISOLATE_FIGURES, reportsOverIpc);
 
 // A cluster worker's IPC channel leads to its primary, not to the harness: a worker reports nothing and
 // answers nothing (its figures are not the harness's), and leaves its channel as the cluster set it up
@@ -228,7 +264,7 @@ export function startReporting(send: Send, options: { resetAfterEachSample?: boo
   return runtime;
 }
 
-if (process.send && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker) {
+if (reportsOverIpc) {
   const send = sendOverIpc;
   const runtime = startReporting(send);
   let lastUtilization = nodePerformance.eventLoopUtilization();

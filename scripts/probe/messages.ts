@@ -40,13 +40,28 @@ export interface GcKindFigures {
   share: number;
 }
 
-/** What each process of a server writes to its file: its event loop's idle and active time so far, ms. */
-export interface LoopFigures {
+/** GC so far in one isolate, by kind: counts and milliseconds. */
+export type GcTotals = Record<keyof RuntimeFigures['gc'], { count: number; ms: number }>;
+
+/**
+ * What each isolate of a server writes to its file (the process the harness started, a cluster worker, a
+ * worker thread in either): its event loop's idle and active time so far, ms, and its GC and heap so far.
+ */
+export interface IsolateFigures {
   pid: number;
+  /** worker_threads' threadId: 0 for a process's main thread. */
+  thread: number;
   /** A cluster worker (node:cluster), not the process the harness started. */
   worker: boolean;
+  /** The isolate whose probe reports to the harness over IPC: its GC and heap come in its own messages. */
+  reporting: boolean;
   idle: number;
   active: number;
+  gc: GcTotals;
+  heapUsed: number;
+  heapTotal: number;
+  /** V8's used heap as the last collection left it; absent before the first. */
+  heapAfterGc?: number;
 }
 
 export type ProbeToHarness =

@@ -10,13 +10,15 @@
 // either, it does nothing. docs/measure.md says what it costs and where it stops.
 import { appendFileSync } from 'node:fs';
 import cluster from 'node:cluster';
+import { isMainThread } from 'node:worker_threads';
 import { tsImport } from 'tsx/esm/api';
 
 const file = process.env.HOTPATH_FIGURES_FILE;
 // Under the harness (an IPC channel and HOTPATH_PROBE=1), importing inject.ts starts it on the channel.
 const { startReporting } = await tsImport('./inject.ts', import.meta.url);
 
-if (!process.send && !cluster.isWorker && file) {
+// A worker thread runs this preload too, and has no channel either: only a process's main thread writes.
+if (!process.send && !cluster.isWorker && isMainThread && file) {
   const write = (record) => appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), pid: process.pid, ...record })}\n`);
   startReporting(
     (message) => {

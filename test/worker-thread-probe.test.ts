@@ -1,0 +1,62 @@
+// The probe sees every isolate of a server, not only the main thread of the process the harness started:
+// a worker thread's GC and heap are added to the reporting probe's figures (scripts/isolate-figures.ts),
+// its file does not take its process's place, and a worker thread in TypeScript loads on every Node.
+import { describe, expect, it } from 'vitest';
+import { gcSoFar, withOtherIsolates } from '../scripts/isolate-figures.ts';
+import type { GcTotals, IsolateFigures, RuntimeFigures } from '../scripts/probe/messages.ts';
+import { liveServerCount, startServer } from '../scripts/server-process.ts';
+import { fixture } from './helpers.ts';
+
+const gc = (minor: number, ms = minor): GcTotals => ({ minor: { count: minor, ms }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
+const isolate = (pid: number, thread: number, minor: number, extra: Partial<IsolateFigures> = {}): IsolateFigures => ({
+  pid, thread, worker: false, reporting: false, idle: 0, active: 0, gc: gc(minor), heapUsed: 10, heapTotal: 20, ...extra,
+});
+const reported: RuntimeFigures = {
+  wallMs: 1000, heapUsed: 100, heapAfterGc: 50, heapTotal: 200, rss: 1000,
+  gc: { minor: { count: 2, ms: 4, share: 0.004 }, major: { count: 0, ms: 0, share: 0 }, other: { count: 0, ms: 0, share: 0 } },
+  eventLoopDelay: { mean: 0, p50: 0, p90: 0, p99: 0, max: 0 }, activeResources: {}, activeResourcesPeak: {},
+};
+
+describe('isolate figures: the other isolates added to the reporting probe', () => {
+  it("adds each other isolate's GC since the reset, a newborn's whole, and their heaps; the reporting isolate's file is its own figures, not added", () => {
+    const atReset = [isolate(1, 0, 99, { reporting: true }), isolate(1, 1, 10)];
+    const now = [isolate(1, 0, 500, { reporting: true }), isolate(1, 1, 40, { heapAfterGc: 7 }), isolate(2, 0, 5, { worker: true })];
+    const figures = withOtherIsolates(reported, now, gcSoFar(atReset));
+    expect(figures.gc.minor.count).toBe(2 + 30 + 5);
+    expect(figures.gc.minor.ms).toBe(4 + 30 + 5);
+    expect(figures.gc.minor.share).toBeCloseTo(39 / 1000);
+    expect(figures.heapUsed).toBe(100 + 10 + 10);
+    expect(figures.heapTotal).toBe(200 + 20 + 20);
+    // An isolate that has not collected yet counts with its heap as it is.
+    expect(figures.heapAfterGc).toBe(50 + 7 + 10);
+    expect(reported.gc.minor.count, 'the probe figures it was given are left as they were').toBe(2);
+  });
+
+  it('leaves the figures alone when the server is one isolate', () => {
+    expect(withOtherIsolates(reported, [isolate(1, 0, 3, { reporting: true })], new Map())).toBe(reported);
+  });
+});
+
+describe('server process: a server with a worker thread in TypeScript', () => {
+  it("loads the thread, counts the thread's scavenges and heap as the server's, and sees one process", async () => {
+    const server = await startServer(fixture('worker-thread.ts'));
+    try {
+      expect(await (await fetch(server.url)).text()).toBe('200000');
+      server.resetFigures();
+      for (let i = 0; i < 40; i++) await (await fetch(server.url)).text();
+      // Each isolate writes its figures every 200 ms.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const figures = await server.snapshot();
+      // 40 x 200,000 objects fill the young generation again and again; the main thread alone
+      // collects once or twice in that time.
+      expect(figures?.gc.minor.count).toBeGreaterThanOrEqual(10);
+      expect(figures?.gc.minor.ms).toBeGreaterThan(0);
+      // The thread's file is its own: the process's event loop is still the main thread's.
+      expect([...server.loops().keys()]).toEqual([server.pid]);
+      expect(server.loops().get(server.pid)?.thread).toBe(0);
+    } finally {
+      await server.stop();
+    }
+    expect(liveServerCount()).toBe(0);
+  }, 30_000);
+});
