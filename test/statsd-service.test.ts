@@ -70,6 +70,14 @@ describe('statsd service', () => {
       expect(counts).toEqual({ byAddress: { '127.0.0.1': 2, '127.0.0.2': 1 }, byName: { 'decisions.requests': 2, 'decisions.latency_ms': 1 }, lines: 3 });
       expect(await statsd.arrivedBy('decisions.requests', [beforeFirst, betweenThem, Date.now()])).toEqual([0, 1, 2]);
       expect(await statsd.arrivedBy('decisions.assigned', [Date.now()])).toEqual([0]);
+      // And by what each line carried: its type and tags (sorted), how many, and their values' sum.
+      await sendLines('127.0.0.1', statsd.statsdPort, 'decisions.assigned:1|c|@0.5|#variant:grey,experiment:x\ndecisions.latency_ms:oops|ms');
+      await waitForLines(statsd, 5, { quietMs: 500, limitMs: 5000 });
+      expect(await statsd.shapes()).toEqual({
+        'decisions.requests': { 'c|': { lines: 1, sum: 1 }, 'c|variant:green': { lines: 1, sum: 1 } },
+        'decisions.latency_ms': { 'ms|': { lines: 2, sum: null } },
+        'decisions.assigned': { 'c|experiment:x,variant:grey': { lines: 1, sum: 1 } },
+      });
       await expect(statsd.arrivedBy('decisions.requests', [Number.NaN])).rejects.toThrow(/answered 400/);
 
       // Moving the record: the next answer carries the new address; only sink addresses are accepted.
@@ -95,6 +103,7 @@ describe('statsd service', () => {
       const fresh = next.contexts.get(wanted)!;
       expect(await fresh.counts()).toEqual({ byAddress: { '127.0.0.1': 0, '127.0.0.2': 0 }, byName: {}, lines: 0 });
       expect(await fresh.arrivedBy('decisions.requests', [Date.now()])).toEqual([0]);
+      expect(await fresh.shapes()).toEqual({});
       expect(await resolver.resolve4('statsd.hotpath.test')).toEqual(['127.0.0.1']);
       expect((await get(`${upstream}/a`, new http.Agent())).status).toBe(200);
       const state = await fresh.state();

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { statsdService, waitForLines, type StatsdContext, type StatsdCounts } from '../../scripts/services/statsd.ts';
+import { statsdService, waitForLines, type StatsdContext, type StatsdCounts, type StatsdShapes } from '../../scripts/services/statsd.ts';
 import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
 import { pendingLookups } from '../../scripts/metrics/pending-lookups.ts';
 import { assign, REGISTRY, type Experiment } from './experiments.ts';
@@ -38,13 +38,14 @@ function decisionProblems(json: unknown, user: string, variant: string): string[
 }
 
 /** Asks for one decision and checks it against the registry's current allocation. */
-async function expectDecision(expect: Expectations, baseUrl: string, user: string, experiment: Experiment, what: string): Promise<void> {
+async function expectDecision(expect: Expectations, baseUrl: string, user: string, experiment: Experiment, what: string): Promise<string> {
   const response = await fetchResponse(decideUrl(baseUrl, user));
   const got = `got ${response.status} ${response.headers.get('content-type') ?? 'no Content-Type'}: ${response.text.slice(0, 120)}`;
   const answer = answerProblems(response.status, response.headers.get('content-type'), response.json);
   expect.expect(answer.length === 0, `GET /decide answers 200 with JSON (${user})`, `${answer.join('; ')}: ${got}`);
   const decision = decisionProblems(response.json, user, assign(experiment, user));
   expect.expect(decision.length === 0, what, `${decision.join('; ')} for ${user}: ${got}`);
+  return assign(experiment, user);
 }
 
 /** The user the load asks about, and the variant the registry's allocation (as the workshop starts it) gives them. */
@@ -108,6 +109,61 @@ async function quietCounts(statsd: StatsdContext): Promise<StatsdCounts> {
   }
 }
 
+/** How long the registry takes to answer: every decision's registry_ms and latency_ms include it. */
+const REGISTRY_LATENCY_MS = 2;
+/** Each metric's StatsD type as a backend reads it: counters, and timings (a histogram or a distribution is one too). */
+const METRIC_TYPES: Record<string, string[]> = {
+  'decisions.registry_ms': ['ms', 'h', 'd'],
+  'decisions.requests': ['c'],
+  'decisions.assigned': ['c'],
+  'decisions.latency_ms': ['ms', 'h', 'd'],
+};
+
+/** The lines of each metric by shape (type and tags), counted from `since`. */
+function shapesSince(now: StatsdShapes, since: StatsdShapes = {}): StatsdShapes {
+  const result: StatsdShapes = {};
+  for (const [name, byShape] of Object.entries(now)) {
+    for (const [shape, { lines, sum }] of Object.entries(byShape)) {
+      const before = since[name]?.[shape] ?? { lines: 0, sum: 0 };
+      if (lines > before.lines) (result[name] ??= {})[shape] = { lines: lines - before.lines, sum: sum === null || before.sum === null ? null : sum - before.sum };
+    }
+  }
+  return result;
+}
+
+/**
+ * What the metrics' lines carried, as a dashboard reads them: each of its type, every `assigned` line tagged
+ * with the experiment and one variant of it, and timings that include the registry's answer (their mean
+ * at least half of it). Returns the problems, and the `assigned` lines by variant.
+ */
+function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: Record<string, number> } {
+  const problems: string[] = [];
+  const assignedBy: Record<string, number> = {};
+  const variants = REGISTERED.variants.map((v) => v.name);
+  for (const name of METRICS) {
+    const byShape = Object.entries(shapes[name] ?? {});
+    const wrongType = byShape.filter(([shape]) => !METRIC_TYPES[name]!.includes(shape.split('|')[0]!)).reduce((sum, [, s]) => sum + s.lines, 0);
+    if (wrongType > 0) problems.push(`${name}: ${n(wrongType)} lines not of type ${METRIC_TYPES[name]!.join(' or ')} (${byShape.map(([shape]) => shape.split('|')[0] || 'none').join(', ')})`);
+    if (METRIC_TYPES[name]!.includes('ms')) {
+      const lines = byShape.reduce((sum, [, s]) => sum + s.lines, 0);
+      const total = byShape.reduce((sum, [, s]) => (s.sum === null ? NaN : sum + s.sum), 0);
+      if (lines > 0 && !(total / lines >= REGISTRY_LATENCY_MS / 2)) {
+        problems.push(`${name}: a mean of ${Number.isFinite(total) ? `${(total / lines).toFixed(2)} ms` : 'no number'} over ${n(lines)} lines, for decisions that wait ${REGISTRY_LATENCY_MS} ms for the registry`);
+      }
+    }
+  }
+  let untagged = 0;
+  for (const [shape, { lines }] of Object.entries(shapes['decisions.assigned'] ?? {})) {
+    const tags = shape.split('|')[1]?.split(',') ?? [];
+    const variant = tags.filter((t) => t.startsWith('variant:')).map((t) => t.slice('variant:'.length));
+    const experiment = tags.filter((t) => t.startsWith('experiment:'));
+    if (variant.length !== 1 || !variants.includes(variant[0]!) || experiment.length !== 1 || experiment[0] !== `experiment:${EXPERIMENT}`) untagged += lines;
+    else assignedBy[variant[0]!] = (assignedBy[variant[0]!] ?? 0) + lines;
+  }
+  if (untagged > 0) problems.push(`decisions.assigned: ${n(untagged)} lines without the tags experiment:${EXPERIMENT} and one variant:<${variants.join('|')}>`);
+  return { problems, assignedBy };
+}
+
 /** Metrics short of `expected` each, counted from `since` (the sink's counts before the decisions were asked for). */
 function missing(counts: StatsdCounts, expected: number, since?: StatsdCounts): string[] {
   const arrived = (name: string) => (counts.byName[name] ?? 0) - (since?.byName[name] ?? 0);
@@ -120,17 +176,22 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   if (!expect.expect(Boolean(statsd), 'the StatsD service is running')) return expect.result();
   // The probe also runs after the load, when the sink already holds the load's metrics: count from here.
   const before = await quietCounts(statsd!);
+  const shapesBefore = await statsd!.shapes();
+  /** The variant of each decision the probe asks for, as the registry's allocation gives it. */
+  const decided: Record<string, number> = {};
   // The registry holds still for the probe, at its allocation as the workshop starts it.
   await statsd!.holdRoutes(async () => {
     for (const user of PROBE_USERS) {
-      await expectDecision(expect, baseUrl, user, REGISTERED, "each user gets the variant of the experiment's allocation");
+      const variant = await expectDecision(expect, baseUrl, user, REGISTERED, "each user gets the variant of the experiment's allocation");
+      decided[variant] = (decided[variant] ?? 0) + 1;
     }
     // A ramp-up in the registry applies to the next decision: the service must not keep an old copy.
     const ramped: Experiment = { name: EXPERIMENT, variants: REGISTERED.variants.map((v, i) => ({ ...v, weight: i === REGISTERED.variants.length - 1 ? 100 : 0 })) };
     await statsd!.setUpstreamRoutes({ ...REGISTRY, [EXPERIMENT_PATH]: ramped });
     try {
       for (const user of RAMP_USERS) {
-        await expectDecision(expect, baseUrl, user, ramped, "the decision follows the experiment's current allocation in the registry");
+        const variant = await expectDecision(expect, baseUrl, user, ramped, "the decision follows the experiment's current allocation in the registry");
+        decided[variant] = (decided[variant] ?? 0) + 1;
       }
     } finally {
       await statsd!.setUpstreamRoutes(REGISTRY);
@@ -140,6 +201,14 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const { counts } = await waitForLines(statsd!, before.lines + PROBE_REQUESTS * METRICS.length, { quietMs: 3000, limitMs: 8000 });
   const short = missing(counts, PROBE_REQUESTS, before);
   expect.expect(short.length === 0, `every decision sends its four metrics (${METRICS.join(', ')})`, short.join('; '));
+  // What they carry: the variant each decision gave, and the time it took.
+  const { problems, assignedBy } = metricContent(shapesSince(await statsd!.shapes(), shapesBefore));
+  const unmatched = Object.entries(decided).filter(([variant, count]) => (assignedBy[variant] ?? 0) < count);
+  if (unmatched.length > 0) {
+    const got = Object.entries(assignedBy).map(([variant, count]) => `${variant} ${count}`).join(', ') || 'none';
+    problems.push(`decisions.assigned tagged by variant: ${got}, for decisions ${Object.entries(decided).map(([variant, count]) => `${variant} ${count}`).join(', ')}`);
+  }
+  expect.expect(problems.length === 0, 'the metrics carry their type, the variant decided (tagged) and the time taken', problems.join('; '));
   return expect.result();
 }
 
@@ -243,6 +312,28 @@ async function expectMetricsKeptUp(expect: Expectations, statsd: StatsdContext, 
   );
 }
 
+/**
+ * The load's user gets one variant while the registry serves one allocation and the other while it serves
+ * the other, which it switches every SWITCH_EVERY_MS: each variant is some of the load's decisions, and each
+ * takes at least this share of the `assigned` lines (the solution's README has the shares measured).
+ */
+const LEAST_VARIANT_SHARE = 0.1;
+
+/** Every metric line the run sent, probe and load, carries its content; and the load's `assigned` lines name both variants it got. */
+function expectContentUnderLoad(expect: Expectations, shapes: StatsdShapes): void {
+  const { problems, assignedBy } = metricContent(shapes);
+  const total = Object.values(assignedBy).reduce((sum, count) => sum + count, 0);
+  const rare = [LOAD_VARIANT, assign(SWITCHED, LOAD_USER)].filter((variant) => (assignedBy[variant] ?? 0) < total * LEAST_VARIANT_SHARE);
+  if (total > 0 && rare.length > 0) {
+    problems.push(
+      `decisions.assigned tagged ${Object.entries(assignedBy).map(([variant, count]) => `${variant} ${n(count)}`).join(', ')}: ` +
+        `${rare.join(' and ')} under ${LEAST_VARIANT_SHARE * 100}% of them, while the load's answers switch between both`,
+    );
+  }
+  const shares = Object.entries(assignedBy).map(([variant, count]) => `${variant} ${((count / Math.max(1, total)) * 100).toFixed(0)}%`).join(', ');
+  expect.expect(problems.length === 0, `every metric line carries its type, variant and time (decisions.assigned by variant: ${shares})`, problems.join('; '));
+}
+
 async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers, inFlightAtMost }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const statsd = services.get(STATSD)!;
@@ -266,6 +357,7 @@ async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers
     `${n(least - upstream.requests)} decisions were answered without a request to the registry of their own`,
   );
   await expectMetricsKeptUp(expect, statsd, answeredBy);
+  expectContentUnderLoad(expect, await statsd.shapes());
   const twice = METRICS.filter((name) => (settled.counts.byName[name] ?? 0) > most);
   expect.expect(twice.length === 0, 'no metric sent twice', twice.map((name) => `${name}: ${n(settled.counts.byName[name]!)} for at most ${n(most)} decisions`).join('; '));
   if (short.length > 0) return expect.result();
@@ -283,7 +375,7 @@ const STATSD = statsdService({
   dnsAnswersPerSecond: 1000,
   ttlSeconds: 2,
   upstreamName: 'experiments.hotpath.test',
-  upstreamLatencyMs: 2,
+  upstreamLatencyMs: REGISTRY_LATENCY_MS,
   upstreamRequestsPerConnection: 10,
   upstreamRoutes: REGISTRY,
   upstreamChanges: { path: EXPERIMENT_PATH, everyMs: SWITCH_EVERY_MS, documents: [REGISTERED, SWITCHED] },

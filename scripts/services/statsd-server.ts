@@ -6,7 +6,7 @@
 //   the queries came, so lookups asked faster than that queue, as getaddrinfo calls queue for libuv's few
 //   threads.
 // - a StatsD sink: UDP on 127.0.0.1 and 127.0.0.2 (same port; all of 127/8 is loopback on Linux) that
-//   counts metric lines per address and per metric name. The StatsD record can be moved from one address
+//   counts metric lines per address and per metric name, and each name's lines by type and tags. The StatsD record can be moved from one address
 //   to the other, as when a StatsD load balancer is redeployed with a new IP.
 // - an upstream HTTP API on 127.0.0.1 that answers the JSON set for each path after UPSTREAM_LATENCY_MS,
 //   and closes each connection after UPSTREAM_REQUESTS_PER_CONNECTION answers, as load balancers do, so
@@ -39,6 +39,13 @@ const counts = { byAddress: {} as Record<string, number>, byName: {} as Record<s
 const dnsStats = { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 };
 const upstreamStats = { requests: 0, connections: 0 };
 const MAX_NAMES = 1000;
+/**
+ * What the lines of each name carried, by their type and tags (`ms|experiment:a,variant:b`, tags sorted):
+ * how many, and the sum of their values (NaN once one is not a number). Kept for the first MAX_SHAPES of
+ * each name; a line past them counts under `other`.
+ */
+const shapes = new Map<string, Map<string, { lines: number; sum: number }>>();
+const MAX_SHAPES = 100;
 /** When each counted line arrived (Date.now()), by name, in arrival order: to count them by a time. */
 const arrivals = new Map<string, number[]>();
 /** DNS queries waiting for their answer, oldest first from `head`; `held` finds one by client, id and question. */
@@ -54,6 +61,7 @@ function reset(): void {
   counts.byName = {};
   counts.lines = 0;
   arrivals.clear();
+  shapes.clear();
   Object.assign(dnsStats, { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 });
   Object.assign(upstreamStats, { requests: 0, connections: 0 });
   // The last server's unanswered queries go: the next one must not wait behind them.
@@ -159,8 +167,22 @@ function count(address: string, message: Buffer): void {
       let times = arrivals.get(name);
       if (!times) arrivals.set(name, (times = []));
       times.push(now);
+      tally(name, colon > 0 ? line.slice(colon + 1) : '');
     }
   }
+}
+
+/** Counts a line's shape: `value|type[|@rate][|#tag,...]`, as StatsD and DogStatsD clients send it. */
+function tally(name: string, rest: string): void {
+  const [value = '', type = '', ...fields] = rest.split('|');
+  const tags = fields.find((field) => field.startsWith('#'))?.slice(1).split(',').sort().join(',') ?? '';
+  let byShape = shapes.get(name);
+  if (!byShape) shapes.set(name, (byShape = new Map()));
+  const key = byShape.size < MAX_SHAPES || byShape.has(`${type}|${tags}`) ? `${type}|${tags}` : 'other';
+  const shape = byShape.get(key) ?? { lines: 0, sum: 0 };
+  shape.lines += 1;
+  shape.sum += value.trim() === '' ? NaN : Number(value);
+  byShape.set(key, shape);
 }
 
 /** How many lines named `name` had arrived by `time`: the arrival times are in order. */
@@ -240,6 +262,9 @@ const control = http.createServer(async (req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
     if (route === 'GET /_hotpath/state') return reply(200, state());
     if (route === 'GET /_hotpath/counts') return reply(200, counts);
+    if (route === 'GET /_hotpath/shapes') {
+      return reply(200, Object.fromEntries([...shapes].map(([name, byShape]) => [name, Object.fromEntries(byShape)])));
+    }
     if (route === 'POST /_hotpath/arrived') {
       const { name, by } = (await readJson(req)) as { name?: unknown; by?: unknown };
       if (typeof name !== 'string' || !Array.isArray(by) || !by.every((t) => Number.isFinite(t))) {

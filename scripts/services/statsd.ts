@@ -44,6 +44,9 @@ export interface StatsdCounts {
   lines: number;
 }
 
+/** Each metric's lines by shape, `<type>|<tags, sorted>` (`c|experiment:a,variant:b`): how many and their values' sum (NaN if one was not a number). */
+export type StatsdShapes = Record<string, Record<string, { lines: number; sum: number | null }>>;
+
 export interface StatsdState {
   dns: { server: string; latencyMs: number; answersPerSecond: number; ttlSeconds: number; queries: number; duplicates: number; answered: number; waiting: number; waitingPeak: number };
   statsd: { name: string; port: number; addresses: string[]; record: string };
@@ -61,6 +64,8 @@ export interface StatsdContext {
   upstreamUrl: string;
   ttlSeconds: number;
   counts(): Promise<StatsdCounts>;
+  /** What each metric's lines carried since the server run began: their type, tags and values. */
+  shapes(): Promise<StatsdShapes>;
   /** How many lines named `name` the sink had received by each time given (ms since the epoch). */
   arrivedBy(name: string, times: number[]): Promise<number[]>;
   state(): Promise<StatsdState>;
@@ -159,6 +164,7 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     upstreamUrl: `http://${first.upstream.name}:${first.upstream.port}`,
     ttlSeconds: first.dns.ttlSeconds,
     counts: () => call<StatsdCounts>('GET', 'counts'),
+    shapes: () => call<StatsdShapes>('GET', 'shapes'),
     arrivedBy: async (name, times) =>
       (await call<{ arrived: number[] }>('POST', 'arrived', { name, by: times })).arrived,
     state: () => call<StatsdState>('GET', 'state'),
