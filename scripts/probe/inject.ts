@@ -102,6 +102,25 @@ function gcKind(entry: PerformanceEntry): keyof GcTotals {
 
 const emptyGc = (): GcTotals => ({ minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
 
+/**
+ * Adds each collection to the buckets `totals()` returns (asked anew each time: a reset replaces them), then
+ * tells `collected` the heap it left: read as the observer hears of the collections, a moment after the
+ * last, so give or take a few hundred KB allocated since.
+ */
+function observeGc(totals: () => GcTotals, collected: (heapAfter: number) => void): PerformanceObserver {
+  const observer = new PerformanceObserver((list) => {
+    const gc = totals();
+    for (const entry of list.getEntries()) {
+      const bucket = gc[gcKind(entry)];
+      bucket.count += 1;
+      bucket.ms += entry.duration;
+    }
+    collected(getHeapStatistics().used_heap_size);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return observer;
+}
+
 function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): void; collect(): number } {
   const asyncResources = process.env.HOTPATH_ASYNC_RESOURCES === '1' ? countAsyncResources() : undefined;
   let activePeak: Record<string, number> = {};
@@ -117,18 +136,13 @@ function startFigures(): { figures(): RuntimeFigures; reset(): void; sampled(): 
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
 
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const bucket = gc[gcKind(entry)];
-      bucket.count += 1;
-      bucket.ms += entry.duration;
-    }
-    // Read as the observer hears of the collections, a moment after the last: what it left, give or take a
-    // few hundred KB allocated since.
-    heapAfterLast = getHeapStatistics().used_heap_size;
-    if (heapLow === undefined || heapAfterLast < heapLow) heapLow = heapAfterLast;
-  });
-  observer.observe({ entryTypes: ['gc'] });
+  observeGc(
+    () => gc,
+    (heap) => {
+      heapAfterLast = heap;
+      if (heapLow === undefined || heap < heapLow) heapLow = heap;
+    },
+  );
 
   // The histogram records each whole timer interval; the delay is what exceeds the resolution.
   const ms = (ns: number) => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - RESOLUTION_MS) : 0);
@@ -203,15 +217,10 @@ function writeIsolateFigures(folder: string, reporting: boolean): void {
   const file = path.join(folder, `${process.pid}-${threadId}.json`);
   const gc = emptyGc();
   let heapAfterGc: number | undefined;
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const bucket = gc[gcKind(entry)];
-      bucket.count += 1;
-      bucket.ms += entry.duration;
-    }
-    heapAfterGc = getHeapStatistics().used_heap_size;
-  });
-  observer.observe({ entryTypes: ['gc'] });
+  const observer = observeGc(
+    () => gc,
+    (heap) => (heapAfterGc = heap),
+  );
   const timer = setInterval(write, ISOLATE_FIGURES_MS).unref();
   function write() {
     const { idle, active } = nodePerformance.eventLoopUtilization();
