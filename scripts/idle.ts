@@ -17,9 +17,9 @@ export async function waitUntilIdle(server: RunningServer, limitMs = 20_000): Pr
  * `limitMs` at most. By CPU time, not the loop's utilization: under --cpu-prof the profiler's sampling
  * interrupts the loop's wait, and an idle loop reads about two thirds busy.
  */
-export async function waitUntilQuiet(server: Pick<RunningServer, 'pid' | 'exit'>, limitMs: number): Promise<void> {
+export async function waitUntilQuiet(server: Pick<RunningServer, 'pid' | 'envMarker' | 'exit'>, limitMs: number): Promise<void> {
   const until = Date.now() + limitMs;
-  const total = () => [...processTreeTicks(server.pid).values()].reduce((sum, t) => sum + t, 0);
+  const total = () => [...processTreeTicks(server.pid, server.envMarker).values()].reduce((sum, t) => sum + t, 0);
   let before = total();
   while (Date.now() < until && !server.exit()) {
     await new Promise((resolve) => setTimeout(resolve, 250));

@@ -67,10 +67,22 @@ function ownTree(): Map<number, number> {
 /** Clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux). */
 export const TICKS_PER_SECOND = 100;
 
-/** utime + stime of a process and each of its descendants, by pid (empty where there is no /proc). */
-export function processTreeTicks(root: number): Map<number, number> {
-  const parents = new Map<number, number>();
-  const ticks = new Map<number, number>();
+/** A process as /proc/<pid>/stat shows it: its parent and group, its CPU time so far and when it started (clock ticks). */
+export interface ProcessStat {
+  ppid: number;
+  pgid: number;
+  ticks: number;
+  started: number;
+}
+
+/**
+ * A process and each of its descendants, by pid (empty where there is no /proc). With `envMarker` (an entry
+ * of the environment, NAME=value), also every process whose environment holds it, and their descendants:
+ * a process the server started in a session of its own and left to init (a double fork) is no longer its
+ * descendant, and still carries the environment it was started with.
+ */
+export function processTree(root: number, envMarker?: string): Map<number, ProcessStat> {
+  const stats = new Map<number, ProcessStat>();
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
@@ -78,26 +90,46 @@ export function processTreeTicks(root: number): Map<number, number> {
     return new Map();
   }
   for (const name of entries) {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // ended while we looked
-    }
-    // pid (comm) state ppid ... utime(14) stime(15): comm may hold spaces and parentheses, so count from the last ')'.
-    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(name);
-    parents.set(pid, Number(rest[1]));
-    ticks.set(pid, Number(rest[11]) + Number(rest[12]));
+    const stat = processStat(Number(name));
+    if (stat) stats.set(Number(name), stat); // else ended while we looked
   }
-  const own = new Map<number, number>();
   const children = new Map<number, number[]>();
-  for (const [pid, parent] of parents) children.set(parent, [...(children.get(parent) ?? []), pid]);
-  const queue = [root];
+  for (const [pid, { ppid }] of stats) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const queue = [root, ...(envMarker ? [...stats.keys()].filter((pid) => pid !== root && carries(pid, envMarker)) : [])];
+  const tree = new Map<number, ProcessStat>();
   while (queue.length > 0) {
     const pid = queue.pop()!;
-    if (ticks.has(pid)) own.set(pid, ticks.get(pid)!);
+    const stat = stats.get(pid);
+    if (!stat || tree.has(pid)) continue;
+    tree.set(pid, stat);
     queue.push(...(children.get(pid) ?? []));
   }
-  return own;
+  return tree;
+}
+
+/** One process as /proc/<pid>/stat shows it; undefined once it has ended (or where there is no /proc). */
+export function processStat(pid: number): ProcessStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // pid (comm) state ppid pgrp ... utime(14) stime(15) ... starttime(22): comm may hold spaces and parentheses, so count from the last ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(rest[1]), pgid: Number(rest[2]), ticks: Number(rest[11]) + Number(rest[12]), started: Number(rest[19]) };
+}
+
+/** Whether the process's environment (as it was started) holds `entry`; false where it cannot be read. */
+function carries(pid: number, entry: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry);
+  } catch {
+    return false;
+  }
+}
+
+/** utime + stime of a process and each of its descendants (see processTree), by pid. */
+export function processTreeTicks(root: number, envMarker?: string): Map<number, number> {
+  return new Map([...processTree(root, envMarker)].map(([pid, { ticks }]) => [pid, ticks]));
 }

@@ -17,6 +17,8 @@ export interface ProcessFigures {
 /** What the meter needs of a running server. */
 export interface MeteredServer {
   pid: number;
+  /** The environment entry its processes carry: finds one that has left its tree (machine-load.ts, processTree). */
+  envMarker?: string;
   loops(): Map<number, IsolateFigures>;
 }
 
@@ -78,7 +80,7 @@ export class ProcessMeter {
   }
 
   private reading(): Reading {
-    return { at: performance.now(), ticks: processTreeTicks(this.server.pid), loops: this.server.loops() };
+    return { at: performance.now(), ticks: processTreeTicks(this.server.pid, this.server.envMarker), loops: this.server.loops() };
   }
 }
 

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandSpawn, type CommandStart } from './command-start.ts';
 import { gcSoFar, readIsolates, withOtherIsolates } from './isolate-figures.ts';
+import { processStat, processTree, type ProcessStat } from './machine-load.ts';
 import { isProbeMessage, type IsolateFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
 const TSX_LOADER = import.meta.resolve('tsx');
@@ -63,6 +64,8 @@ export interface RunningServer {
   collect(timeoutMs?: number): Promise<number | undefined>;
   /** The event loop's utilization since the previous call (0 idle, 1 always busy), or undefined without an answer. */
   utilization(timeoutMs?: number): Promise<number | undefined>;
+  /** The environment entry every process of the server carries (its isolate folder, as NAME=value): finds one that left its tree. */
+  envMarker: string;
   /** Each process's main thread as its probe last wrote it (the main one and a cluster's workers), by pid: its event loop's time so far. */
   loops(): Map<number, IsolateFigures>;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
@@ -88,9 +91,20 @@ export function adoptProcessGroup(child: ChildProcess): void {
   child.once('exit', () => live.delete(child));
 }
 
+/**
+ * The environment entry each server's processes carry (its isolate folder), by the harness's child: it
+ * finds a process the server started in a session of its own, which the group's signal does not reach,
+ * even once it has left the server's tree.
+ */
+const markers = new WeakMap<ChildProcess, string>();
+
 /** Ends every server this process started, at once. Safe to call from an 'exit' handler. */
 export function killAllNow(): void {
-  for (const child of live) killGroup(child, 'SIGKILL');
+  for (const child of live) {
+    const outside = strays(child);
+    killGroup(child, 'SIGKILL');
+    killStrays(outside, 'SIGKILL');
+  }
 }
 
 /** Ends every server this process started: SIGTERM, then SIGKILL after a grace period. */
@@ -179,6 +193,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
   });
   live.add(child);
+  markers.set(child, `HOTPATH_ISOLATE_FIGURES=${isolateFolder}`);
   child.once('exit', () => rmSync(isolateFolder, { recursive: true, force: true }));
 
   let output = '';
@@ -265,6 +280,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
 
   return {
     pid: child.pid!,
+    envMarker: markers.get(child)!,
     port,
     url: `http://127.0.0.1:${port}`,
     output: () => output,
@@ -304,12 +320,38 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    // Gone already (a crash): what it started outside its group may not be.
+    killStrays(strays(child), 'SIGKILL');
+    return;
+  }
+  const outside = strays(child);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   killGroup(child, 'SIGTERM');
+  killStrays(outside, 'SIGTERM');
   const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
   await gone;
   clearTimeout(timer);
-  // The group may hold processes the server started; they go with it.
+  // The group may hold processes the server started; they go with it, and so do those outside it.
   killGroup(child, 'SIGKILL');
+  killStrays(new Map([...outside, ...strays(child)]), 'SIGKILL');
+}
+
+/** The server's processes outside its process group (a session of their own), by pid, as they are now. */
+function strays(child: ChildProcess): Map<number, ProcessStat> {
+  if (child.pid === undefined) return new Map();
+  const tree = processTree(child.pid, markers.get(child));
+  return new Map([...tree].filter(([pid, stat]) => pid !== child.pid && stat.pgid !== child.pid));
+}
+
+/** Signals each of these processes that is still the one it was (the same start time: a pid can be reused). */
+function killStrays(processes: Map<number, ProcessStat>, signal: NodeJS.Signals): void {
+  for (const [pid, { started }] of processes) {
+    if (processStat(pid)?.started !== started) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
 }

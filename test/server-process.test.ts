@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { freePort, isPortFree, liveServerCount, onFreePorts, ServerStartError, startServer } from '../scripts/server-process.ts';
+import { processStat } from '../scripts/machine-load.ts';
+import { ProcessMeter } from '../scripts/process-figures.ts';
 import { fixture, isAlive } from './helpers.ts';
 
 describe('server process', () => {
@@ -58,6 +60,27 @@ describe('server process', () => {
     expect(isAlive(grandchild)).toBe(true);
     await server.stop();
     await expect.poll(() => isAlive(grandchild)).toBe(false);
+  });
+
+  it('counts and ends the processes a server started outside its group, a detached child and a double-forked orphan', async () => {
+    const server = await startServer(fixture('spawns-a-detached-child.ts'));
+    await expect.poll(() => server.output(), { timeout: 5000 }).toMatch(/orphan \d+/);
+    const detached = Number(/detached (\d+)/.exec(server.output())![1]);
+    const orphan = Number(/orphan (\d+)/.exec(server.output())![1]);
+    try {
+      // The orphan's parent has exited: it is init's now, and only its environment says whose it is.
+      await expect.poll(() => processStat(orphan)?.ppid, { timeout: 5000 }).not.toBe(server.pid);
+      const meter = new ProcessMeter(server);
+      meter.begin();
+      expect(await (await fetch(`${server.url}/spin`)).text()).toBe('spun');
+      const pids = meter.lap().map((p) => p.pid);
+      expect(pids).toEqual(expect.arrayContaining([server.pid, detached, orphan]));
+      expect(meter.total().find((p) => p.pid === detached)!.cores).toBeGreaterThan(0.3);
+      await server.stop();
+      await expect.poll(() => [detached, orphan].filter(isAlive), { timeout: 3000 }).toEqual([]);
+    } finally {
+      for (const pid of [detached, orphan].filter(isAlive)) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('refuses a port that is already taken, with a clear message', async () => {
