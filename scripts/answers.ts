@@ -5,7 +5,10 @@ import type { AnswerContract, AnswerSample, ExerciseManifest } from './manifest.
 import type { AnswerCheck, Role } from './result.ts';
 import { ServiceContexts } from './service.ts';
 
-/** One answer kept every this many milliseconds per server: about 20 a second, whatever its speed. */
+/**
+ * Two answers kept every this many milliseconds per server, the first to arrive and the next: about 40 a
+ * second, whatever its speed. The pair shows what a server shares between answers for less than this.
+ */
 export const SAMPLE_EVERY_MS = 50;
 /** At most this many answers kept per server (a long soak does not grow the harness's memory). */
 const MAX_SAMPLES = 2_000;
@@ -13,15 +16,19 @@ const MAX_SAMPLES = 2_000;
 export class AnswerSampler {
   readonly samples: AnswerSample[] = [];
   private next = 0;
+  /** The next answer completes the pair. */
+  private pairing = false;
   /** The sample kept last, until its response time arrives. */
   private timing: AnswerSample | undefined;
 
   /** autocannon's onResponse: keeps the answer when its turn has come. */
   readonly onResponse = (status: number, body: string, _context: object, headers: Record<string, string | string[] | undefined> | undefined): void => {
     const now = Date.now();
-    if (now < this.next || this.samples.length >= MAX_SAMPLES) return;
-    this.next = now + SAMPLE_EVERY_MS;
-    this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now };
+    const follows = this.pairing;
+    if ((!follows && now < this.next) || this.samples.length >= MAX_SAMPLES) return;
+    if (!follows) this.next = now + SAMPLE_EVERY_MS;
+    this.pairing = !follows;
+    this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now, ...(follows ? { follows } : {}) };
     this.samples.push(this.timing);
   };
 
@@ -63,6 +70,7 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
   };
   const keys = new Set<string>();
   const stale = staleAnswers(contract, samples);
+  const unrandom = repeatedRandom(contract, samples);
   let broken = 0;
   for (const [index, sample] of samples.entries()) {
     let problems: string[];
@@ -78,6 +86,7 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
       keys.add(key);
     }
     if (stale.has(index)) problems = [...problems, `${contract.changes!.what} stays the same from answer to answer`];
+    if (unrandom.has(index)) problems = [...problems, `${contract.random!.what} agrees with an earlier answer's in over a quarter of its positions`];
     if (problems.length > 0) broken += 1;
     for (const problem of problems) note(problem, excerpt(sample));
   }
@@ -86,6 +95,41 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
     broken,
     problems: [...counts.entries()].map(([problem, { count, example }]) => ({ problem, count, example })).sort((a, b) => b.count - a.count),
   };
+}
+
+/** How many of the samples before it each random value is compared with, and at how many positions. */
+const RANDOM_AGAINST = 40;
+const RANDOM_POSITIONS = 500;
+
+/**
+ * The samples whose random value agrees with one of the RANDOM_AGAINST before it in more than a quarter of
+ * RANDOM_POSITIONS positions spread over it: two random hex strings agree in a sixteenth (±1% over 500),
+ * and data kept in part from an earlier answer agrees where it was kept.
+ */
+function repeatedRandom(contract: AnswerContract, samples: readonly AnswerSample[]): Set<number> {
+  const repeated = new Set<number>();
+  if (!contract.random) return repeated;
+  const earlier: string[] = [];
+  samples.forEach((sample, index) => {
+    let value: string | undefined;
+    try {
+      value = contract.random!.value(sample);
+    } catch {
+      value = undefined;
+    }
+    if (!value) return;
+    const step = Math.max(1, Math.floor(value.length / RANDOM_POSITIONS));
+    const agrees = (other: string) => {
+      let same = 0;
+      let compared = 0;
+      for (let i = 0; i < value.length; i += step, compared++) if (value[i] === other[i]) same++;
+      return same > compared / 4;
+    };
+    if (earlier.some(agrees)) repeated.add(index);
+    earlier.push(value);
+    if (earlier.length > RANDOM_AGAINST) earlier.shift();
+  });
+  return repeated;
 }
 
 /** Fewer samples than this say nothing of whether a value changes. */
@@ -101,6 +145,8 @@ function staleAnswers(contract: AnswerContract, samples: readonly AnswerSample[]
   const seen = new Set<string>();
   let valued = 0;
   samples.forEach((sample, index) => {
+    // The steady samples only: answers served at the same moment may share a value that still changes.
+    if (sample.follows) return;
     let value: string | undefined;
     try {
       value = contract.changes!.value(sample);

@@ -43,6 +43,11 @@ export interface AnswerSample {
   receivedAt: number;
   /** Date.now() when its request went out (receivedAt less its response time); unknown for a sample kept without it. */
   sentAt?: number;
+  /**
+   * The answer that arrived right after the sample before it (each sampling moment keeps two): what a
+   * server shares between answers for less than the sampling interval shows between the two.
+   */
+  follows?: boolean;
 }
 
 /**
@@ -60,6 +65,12 @@ export interface AnswerContract {
   distinct?(answer: AnswerSample): string | undefined;
   /** What the key is, for the failure ("the seed data"). */
   distinctWhat?: string;
+  /**
+   * Data drawn at random for every answer (01's seed, as hex): no sampled answer's may agree with one of
+   * the few before it in more than a quarter of the positions compared, where random hex agrees in a
+   * sixteenth. `what` names it.
+   */
+  random?: { value(answer: AnswerSample): string | undefined; what: string };
   /**
    * A value that changes from answer to answer, though it may repeat now and then (01's ETag: answers
    * served at the same moment may share one): when fewer than half of at least 10 sampled answers'

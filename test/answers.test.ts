@@ -23,19 +23,40 @@ const contract: AnswerContract = {
 };
 
 describe('answers under load', () => {
-  it('keeps one answer every interval, whatever the rate', async () => {
+  it('keeps two answers every interval, the first to arrive and the next, whatever the rate', async () => {
     const sampler = new AnswerSampler();
     const until = Date.now() + 5 * SAMPLE_EVERY_MS;
     let offered = 0;
     while (Date.now() < until) {
-      sampler.onResponse(200, 'x', {}, { 'Content-Type': 'text/plain' });
+      sampler.onResponse(200, String(offered), {}, { 'Content-Type': 'text/plain' });
       offered += 1;
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(offered).toBeGreaterThan(50);
-    expect(sampler.samples.length).toBeGreaterThanOrEqual(4);
-    expect(sampler.samples.length).toBeLessThanOrEqual(6);
-    expect(sampler.samples[0]!.headers['content-type']).toBe('text/plain');
+    const { samples } = sampler;
+    expect(samples.length).toBeGreaterThanOrEqual(8);
+    expect(samples.length).toBeLessThanOrEqual(12);
+    expect(samples[0]!.headers['content-type']).toBe('text/plain');
+    // Each pair: a steady sample, then the very next answer, which says it follows.
+    for (let i = 0; i + 1 < samples.length; i += 2) {
+      expect(samples[i]!.follows).toBeUndefined();
+      expect(samples[i + 1]!.follows).toBe(true);
+      expect(Number(samples[i + 1]!.body)).toBe(Number(samples[i]!.body) + 1);
+    }
+  });
+
+  it('finds random data kept in part from an earlier answer, and passes random data', () => {
+    const hex = (length: number) => Array.from({ length }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+    const seeded: AnswerContract = { check: () => [], random: { value: (answer) => JSON.parse(answer.body).data, what: 'the seed data' } };
+    const base = hex(10_000);
+    // A fresh head of 32 characters on the same 9,968: every answer after the first agrees with it almost everywhere.
+    const kept = checkAnswers(seeded, Array.from({ length: 10 }, () => json({ data: hex(32) + base.slice(32) })));
+    expect(kept.broken).toBe(9);
+    expect(kept.problems[0]!.problem).toBe('the seed data agrees with an earlier answer\'s in over a quarter of its positions');
+    // Fresh throughout: random hex agrees in a sixteenth of its positions.
+    expect(checkAnswers(seeded, Array.from({ length: 60 }, () => json({ data: hex(10_000) }))).broken).toBe(0);
+    // Half fresh is still kept: half the positions agree.
+    expect(checkAnswers(seeded, [json({ data: base }), json({ data: hex(5_000) + base.slice(5_000) })]).broken).toBe(1);
   });
 
   it('counts each way the contract is broken, and repeated data where it must be fresh', () => {
@@ -105,6 +126,11 @@ describe('answers under load', () => {
     // Too few to say, and answers without the value (another rule's business) are not counted.
     expect(checkAnswers(validated, tagged(Array.from({ length: 9 }, () => '"x"'))).broken).toBe(0);
     expect(checkAnswers(validated, tagged([...Array.from({ length: 9 }, () => '"x"'), ...Array.from({ length: 20 }, () => undefined)])).broken).toBe(0);
+    // The second answer of each sampled pair, served at the same moment as the first, is not counted: 11
+    // values over 20 steady samples change, though over all 40 answers they would not.
+    const paired = tagged(Array.from({ length: 40 }, (_, i) => `"${Math.floor(i / 2) % 11}"`)).map((s, i) => ({ ...s, ...(i % 2 ? { follows: true } : {}) }));
+    expect(checkAnswers(validated, paired).broken).toBe(0);
+    expect(checkAnswers(validated, paired.map(({ follows: _, ...s }) => s)).broken).toBeGreaterThan(0);
   });
 });
 

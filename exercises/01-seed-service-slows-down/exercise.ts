@@ -53,6 +53,8 @@ const contract: AnswerContract = {
   },
   distinct: (answer) => (seedOf(parsed(answer.body)).data as string | undefined) ?? undefined,
   distinctWhat: 'the seed data',
+  // Random bytes throughout, not a fresh head on bytes kept from an earlier answer.
+  random: { value: (answer) => (seedOf(parsed(answer.body)).data as string | undefined) ?? undefined, what: 'the seed data' },
   // Every body is new, so its ETag is too (answers served at the same moment may share one).
   changes: { value: (answer) => answer.headers.etag, what: 'the ETag' },
 };

@@ -2,7 +2,7 @@
 // current table by path, each from its handler in site.ts, "route the hot path around the slow router".
 // Every page is built for its request from the latest table, the load's too, and the load asks for a page
 // only; everything else still goes down the app's router, which grows with every reload as shipped.
-// under-load: a file that is not there answers 404 about as quickly as a page
+// under-load: answer about as quickly as a page
 // measured-seconds: 12
 // (Its app must be old enough for the missing file's walk down the router to show beside a page, on a
 // busy machine too: the known-wrong fixes' usual 2 s leave it too few layers; solutions/06's README.)
