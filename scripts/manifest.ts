@@ -52,7 +52,7 @@ export interface AnswerSample {
 
 /**
  * What every answer to the exercise's load must be, checked on a steady sample of the answers the load
- * receives (about 20 a second per server) after each server's turns: what a client relies on (status,
+ * receives (two every 50 ms per server: about 40 a second) after each server's turns: what a client relies on (status,
  * Content-Type, size, shape, a timestamp close to the answer).
  */
 export interface AnswerContract {
