@@ -3,6 +3,7 @@
 // copy, the after-load check, the probe again, and the answers the load received held to the contract.
 import { afterLoadCheck, probeAgain } from './after-load.ts';
 import { judgeBetweenTurns } from './between-turns.ts';
+import { judgeOthersInTurns } from './others-during-turns.ts';
 import { AnswerSampler, checkAnswers, contractFor } from './answers.ts';
 import type { BenchOptions, ServerSpec } from './bench-options.ts';
 import type { Exercise } from './exercises.ts';
@@ -61,6 +62,7 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
     });
     settle();
     judgeBetweenTurns(runs, judgedServer);
+    judgeOthersInTurns(runs, judgedServer);
     // A fresh copy beside each server is load: one server at a time. The checks after it are not: all at once.
     for (const contender of contenders) {
       if (!contender.server.exit()) await beside(exercise, contender, (progress) => onProgress(contender.run.label, progress));

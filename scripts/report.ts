@@ -1,4 +1,5 @@
 // Renders the result model: a terminal table with a bar per server, or JSON.
+import { othersInTurnsProblem } from './others-during-turns.ts';
 import { bar, bold, sparkline, dim, green, integer, megabytes, padEnd, percent, ratio, red, signedPercent, table, yellow } from './format.ts';
 import type { Target } from './manifest.ts';
 import { heapGrowth } from './metrics/heap-growth.ts';
@@ -68,6 +69,10 @@ export function renderReport(report: RunReport): string {
   const resting = report.servers.filter((s) => s.betweenTurns);
   if (resting.length > 0) {
     lines.push('', bold("cores each server's processes used while the others took their turns"), resting.map(restingFigure).join(' · '));
+  }
+  const othered = report.servers.filter((s) => s.othersInTurns);
+  if (othered.length > 0) {
+    lines.push('', bold("cores other programs used during each server's turns (the median turn)"), othered.map(othersFigure).join(' · '));
   }
   for (const server of report.servers) if (server.soak) lines.push('', soakSection(server));
   const sampled = report.servers.filter((s) => s.answers);
@@ -227,6 +232,11 @@ function restingFigure(server: ServerRun): string {
   const figure = `${server.label} ${cores.toFixed(2)}`;
   if (atMost === undefined) return figure;
   return cores <= atMost ? `${figure} ${dim(`(at most ${atMost.toFixed(2)})`)}` : red(`${figure} (at most ${atMost.toFixed(2)})`);
+}
+
+function othersFigure(server: ServerRun): string {
+  const figure = `${server.label} ${server.othersInTurns!.cores.toFixed(2)}`;
+  return othersInTurnsProblem(server) ? red(figure) : figure;
 }
 
 function processesLine(server: ServerRun): string {

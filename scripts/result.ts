@@ -73,6 +73,7 @@ export interface ServerRun {
   processes?: ProcessFigures[];
   /** In turns: what its processes did while the other servers took their turns (between-turns.ts). */
   betweenTurns?: BetweenTurns;
+  othersInTurns?: OthersInTurns;
   /** Second by second over both phases, for the doctor's reading of a plain `run --load` (doctor/seconds.ts). */
   seconds?: { load: LoadSecond[]; server: ServerSecond[] };
 }
@@ -81,6 +82,16 @@ export interface ServerRun {
  * The cores a server's processes used, together, while the other servers of the verdict took their turns,
  * over `seconds` of them; for a server that is judged, the most it may use (`atMost`).
  */
+/**
+ * The cores other programs on the machine used during a server's turns (the median turn); for a judged
+ * server, the other server's median furthest from its own, and whose (others-during-turns.ts).
+ */
+export interface OthersInTurns {
+  cores: number;
+  other?: number;
+  otherLabel?: string;
+}
+
 export interface BetweenTurns {
   cores: number;
   seconds: number;
@@ -116,6 +127,8 @@ export interface TurnFigures {
   heap?: HeapTrend;
   /** Each of the server's processes over the turn, as `processes` over the run. */
   processes?: ProcessFigures[];
+  /** The cores other programs on the machine used during the turn (outside the harness's process tree). */
+  othersCores?: number;
 }
 
 export interface AnswerCheck {

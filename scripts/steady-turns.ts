@@ -11,6 +11,7 @@ import { runPhase, runWarmup, SHORT_PHASE_SAMPLE_MS, type LoadProgress } from '.
 import { DEFAULT_TURNS, type LoadProfile } from './manifest.ts';
 import type { GcKindFigures, RuntimeFigures } from './probe/messages.ts';
 import { RestMeter } from './between-turns.ts';
+import { OthersMeter } from './others-during-turns.ts';
 import { ProcessMeter } from './process-figures.ts';
 import type { LoadResult, ServerRun, TurnFigures } from './result.ts';
 import type { RunningServer } from './server-process.ts';
@@ -72,6 +73,8 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
   const meters = new Map(contenders.map((c) => [c, new ProcessMeter(c.server)]));
   // And while the others take theirs, from the end of its turn to the start of its next (between-turns.ts).
   const resting = new Map(contenders.map((c) => [c, new RestMeter(c.server)]));
+  // And what the rest of the machine did during each turn (others-during-turns.ts).
+  const others = new OthersMeter(contenders.map((c) => c.server));
   let round = 0;
   const takesTurns = (r: number) => live.filter((c) => c.run.role !== 'broken' || r < brokenRounds);
   const done = (label: string) => round >= maxRounds || !takesTurns(round).some((c) => c.run.label === label);
@@ -86,7 +89,9 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       server.resetFigures();
       const sampledFrom = server.samples.length;
       meters.get(contender)!.begin();
+      others.begin();
       const load = await oneTurn(server.url, profile, seconds, sampler, timeline);
+      const othersCores = others.end();
       const processes = meters.get(contender)!.lap();
       // Its turns so far: a target read from them (cores used) is judged between rounds too.
       run.processes = meters.get(contender)!.total();
@@ -102,7 +107,7 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       const runtime = await server.snapshot();
       // The probe's samples since the reset: wallMs counts from the turn's start.
       const heap = heapTrend(server.samples.slice(sampledFrom), HEAP_WINDOW_MS);
-      (run.turns ??= []).push({ round, load, processes, ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
+      (run.turns ??= []).push({ round, load, processes, ...(othersCores !== undefined ? { othersCores } : {}), ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
       // A server still working on the turn's abandoned requests would slow the next one's turn.
       if (profile.settleAfterWarmup) await waitUntilIdle(server);
       resting.get(contender)!.begin();

@@ -5,6 +5,7 @@ import type { Metric } from './metric.ts';
 import type { Reference, ServerRun, ServerVerdict, TargetRecord, TargetResult } from './result.ts';
 import { answerProblems } from './answers.ts';
 import { betweenTurnsProblem } from './between-turns.ts';
+import { othersInTurnsProblem } from './others-during-turns.ts';
 import { median, medianInterval } from './stats.ts';
 
 /** A server's value of one figure with its unit, or undefined when the run did not measure it. */
@@ -72,6 +73,8 @@ export function honestyProblems(run: ServerRun): string[] {
   }
   const rest = betweenTurnsProblem(run);
   if (rest) problems.push(rest);
+  const others = othersInTurnsProblem(run);
+  if (others) problems.push(others);
   const load = run.load;
   if (load) {
     if (load.errors > 0) problems.push(`${load.errors} request errors under load`);

@@ -4,6 +4,7 @@ import type { RunReport } from '../scripts/result.ts';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
 import { judgeBetweenTurns, REST_CORES } from '../scripts/between-turns.ts';
+import { judgeOthersInTurns, OTHERS_GAP_CORES } from '../scripts/others-during-turns.ts';
 import { cpuPerAnswer } from '../scripts/metrics/cpu-per-answer.ts';
 import { lateRequestsPerSecond } from '../scripts/metrics/late-requests-per-second.ts';
 import { latencyP99 } from '../scripts/metrics/latency-p99.ts';
@@ -40,6 +41,35 @@ describe('verdict', () => {
     judgeBetweenTurns(all, (run) => run.role === 'stage');
     expect(stage2!.betweenTurns!.atMost).toBeCloseTo(0.8);
     expect(honestyProblems(stage2!)).toEqual([]);
+  });
+
+  it("fails a judged server whose turns were quieter than another server's: other programs ran while only that one was loaded", () => {
+    const [broken, stage1, , ceiling] = runs();
+    const all = [broken!, stage1!, ceiling!];
+    const turns = (cores: number[]) => cores.map((othersCores, round) => ({ round, load: loadResult(100), othersCores }));
+    // Noise that comes and goes hits every server's turns alike: the medians stay close.
+    broken!.turns = turns([0.9, 0.0, 0.1, 0.05]);
+    stage1!.turns = turns([0.0, 0.8, 0.1, 0.02]);
+    ceiling!.turns = turns([0.1, 0.1, 1.2, 0.0]);
+    judgeOthersInTurns(all, (run) => run.role === 'stage');
+    expect(stage1!.othersInTurns!.cores).toBeCloseTo(0.06);
+    expect(stage1!.othersInTurns!.other).toBeCloseTo(0.1);
+    expect(honestyProblems(stage1!)).toEqual([]);
+    // A program that runs during the shipped server's turns only.
+    broken!.turns = turns([1.6, 1.5, 1.7, 1.4]);
+    judgeOthersInTurns(all, (run) => run.role === 'stage');
+    expect(1.55 - 0.06).toBeGreaterThan(OTHERS_GAP_CORES);
+    expect(honestyProblems(stage1!).join('\n')).toMatch(
+      /^during its turns: other programs on the machine used 0\.06 cores \(the median turn\), and 1\.55 during broken's: the turns were not alike/,
+    );
+    // A reference is not judged on it.
+    expect(ceiling!.othersInTurns!.other).toBeUndefined();
+    expect(honestyProblems(ceiling!)).toEqual([]);
+    // And programs that run during its own turns only: cores lent to it.
+    broken!.turns = turns([0.0, 0.1, 0.0, 0.05]);
+    stage1!.turns = turns([1.2, 0.9, 1.1, 1.0]);
+    judgeOthersInTurns(all, (run) => run.role === 'stage');
+    expect(honestyProblems(stage1!).join('\n')).toMatch(/^during its turns: other programs on the machine used 1\.05 cores \(the median turn\), and 0\.03 during broken's/);
   });
 
   it('takes ratios against references measured in the same run', () => {
