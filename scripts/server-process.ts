@@ -190,7 +190,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
+    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_REPORTS: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
   });
   live.add(child);
   markers.set(child, `HOTPATH_ISOLATE_FIGURES=${isolateFolder}`);

@@ -1,6 +1,7 @@
 // The probe sees every isolate of a server, not only the main thread of the process the harness started:
-// a worker thread's GC and heap are added to the reporting probe's figures (scripts/isolate-figures.ts),
-// its file does not take its process's place, and a worker thread in TypeScript loads on every Node.
+// a worker thread's or a forked child's GC and heap are added to the reporting probe's figures
+// (scripts/isolate-figures.ts), a thread's file does not take its process's place, a forked child's probe
+// keeps off its parent's channel, and a worker thread in TypeScript loads on every Node.
 import { describe, expect, it } from 'vitest';
 import { gcSoFar, withOtherIsolates } from '../scripts/isolate-figures.ts';
 import type { GcTotals, IsolateFigures, RuntimeFigures } from '../scripts/probe/messages.ts';
@@ -35,6 +36,22 @@ describe('isolate figures: the other isolates added to the reporting probe', () 
   it('leaves the figures alone when the server is one isolate', () => {
     expect(withOtherIsolates(reported, [isolate(1, 0, 3, { reporting: true })], new Map())).toBe(reported);
   });
+});
+
+describe('server process: a server that forks a child with an IPC channel of its own', () => {
+  it("counts the child's scavenges as the server's, and the child's probe sends nothing down the server's channel", async () => {
+    const server = await startServer(fixture('forks-a-child.ts'));
+    try {
+      expect(await (await fetch(server.url)).text()).toBe('200000');
+      server.resetFigures();
+      for (let i = 0; i < 40; i++) await (await fetch(server.url)).text();
+      await new Promise((resolve) => setTimeout(resolve, 1300)); // a second's sample would have come
+      expect((await server.snapshot())?.gc.minor.count).toBeGreaterThanOrEqual(10);
+      expect(server.output()).not.toContain('not an answer from the child');
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
 });
 
 describe('server process: a server with a worker thread in TypeScript', () => {

@@ -11,7 +11,7 @@ import { constants, monitorEventLoopDelay, performance as nodePerformance, Perfo
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { threadId } from 'node:worker_threads';
+import { isMainThread, threadId } from 'node:worker_threads';
 import type { GcKindFigures, GcTotals, HarnessToProbe, IsolateFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
@@ -248,8 +248,13 @@ function writeIsolateFigures(folder: string, reporting: boolean): void {
   write();
 }
 
-/** This isolate's probe reports to the harness: the main thread of the process the harness started. */
-const reportsOverIpc = Boolean(process.send) && process.env.HOTPATH_PROBE === '1' && !cluster.isWorker;
+/**
+ * This isolate's probe reports to the harness: the main thread of the first Node process the harness
+ * started (its child, or the one its shell command runs). That process claims HOTPATH_REPORTS before the
+ * server's code runs, so a process the server forks, whose IPC channel leads to the server, does not.
+ */
+const reportsOverIpc = Boolean(process.send) && process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_REPORTS === '1' && !cluster.isWorker && isMainThread;
+if (reportsOverIpc) delete process.env.HOTPATH_REPORTS;
 
 if (process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_ISOLATE_FIGURES) writeIsolateFigures(process.env.HOTPATH_ISOLATE_FIGURES, reportsOverIpc);
 
