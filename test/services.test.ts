@@ -8,7 +8,7 @@ import { ROOT } from '../scripts/paths.ts';
 import { liveServerCount } from '../scripts/server-process.ts';
 import { startServices } from '../scripts/services/index.ts';
 import { logFileService } from '../scripts/services/log-file.ts';
-import { answerAtOnce, listKeys, readObject, s3Client, s3Service } from '../scripts/services/s3.ts';
+import { answerAtOnce, listKeys, readObject, s3Client, s3Service, storedCount } from '../scripts/services/s3.ts';
 
 /** Long enough that a request without it cannot take as long on a busy machine. */
 const LATENCY_MS = 150;
@@ -53,6 +53,19 @@ describe('services', () => {
     await services.stop();
     expect(existsSync(folder)).toBe(false);
     expect(liveServerCount()).toBe(before);
+  });
+
+  it("counts as stored each key once, and only under the service's prefix: a key written again or elsewhere is no upload", async () => {
+    const wanted = s3Service({ countPrefix: 'debug/' });
+    const services = await startServices([wanted]);
+    try {
+      const s3 = (await services.prepare()).contexts.get(wanted)!;
+      const put = (key: string) => s3Client(s3).send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: 'x' }));
+      for (const key of ['debug/1.json', 'debug/1.json', 'pad/marker', 'pad/marker', 'debug/2.json']) await put(key);
+      expect(await storedCount(s3)).toBe(2);
+    } finally {
+      await services.stop();
+    }
   });
 
   it('says clearly when the S3 port is taken, and leaves nothing behind', async () => {

@@ -16,10 +16,14 @@ if (!directory) throw new Error('S3_DIRECTORY must name the folder for the data'
 const s3rver = new S3rver({ directory, silent: true, resetOnClose: false });
 const handle = s3rver.callback();
 
-// Objects stored per bucket, counted as PUTs answered 2xx. A listing taken while objects are being
-// written can fail in s3rver, so probes watch this count to know when uploads have settled, then list.
-// Served on /_hotpath/stored, a path no S3 bucket can have (bucket names have no underscore).
+// Objects stored per bucket, counted as distinct keys whose PUT was answered 2xx (a key written again is
+// not another object), under S3_COUNT_PREFIX when it is set (the work the exercise hands on, not any other
+// object a server writes). A listing taken while objects are being written can fail in s3rver, so probes
+// watch this count to know when uploads have settled, then list. Served on /_hotpath/stored, a path no S3
+// bucket can have (bucket names have no underscore).
+const countPrefix = process.env.S3_COUNT_PREFIX ?? '';
 const stored: Record<string, number> = {};
+const storedKeys = new Set<string>();
 // Objects whose PUT has not been answered yet. s3rver lets a GET read a half-written file; S3 never shows
 // an object before its PUT completes, so such a GET gets S3's 404 here (a probe then asks again).
 const writing = new Set<string>();
@@ -30,7 +34,9 @@ function trackPut(req: http.IncomingMessage, res: http.ServerResponse): void {
   writing.add(objectPath);
   res.once('close', () => writing.delete(objectPath));
   res.once('finish', () => {
-    if (res.statusCode >= 200 && res.statusCode < 300) stored[bucket] = (stored[bucket] ?? 0) + 1;
+    if (res.statusCode < 200 || res.statusCode >= 300 || !decodeURIComponent(key).startsWith(countPrefix) || storedKeys.has(objectPath)) return;
+    storedKeys.add(objectPath);
+    stored[bucket] = (stored[bucket] ?? 0) + 1;
   });
 }
 

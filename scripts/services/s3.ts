@@ -27,6 +27,8 @@ export interface S3Context {
 export interface S3Options {
   /** Delays every S3 request, as a remote region's round trip would. */
   latencyMs?: number;
+  /** Counts as stored only the keys under this prefix (the uploads the exercise asks for); each key once. */
+  countPrefix?: string;
   port?: number;
 }
 
@@ -39,7 +41,7 @@ async function startS3(directory: string, options: S3Options): Promise<StartedSe
   const control = randomUUID();
   const server: RunningServer = await startServer(S3_SERVER, {
     port: options.port,
-    env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0), S3_CONTROL_TOKEN: control },
+    env: { S3_DIRECTORY: directory, S3_LATENCY_MS: String(options.latencyMs ?? 0), S3_CONTROL_TOKEN: control, S3_COUNT_PREFIX: options.countPrefix ?? '' },
   });
   const endpoint = server.url;
   let buckets = 0;
