@@ -67,7 +67,7 @@ function ownTree(): Map<number, number> {
 /** Clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux). */
 export const TICKS_PER_SECOND = 100;
 
-/** A process as /proc/<pid>/stat shows it: its parent and group, its CPU time so far and when it started (clock ticks). */
+/** A process as /proc/<pid>/stat shows it: its parent and group, its CPU time so far (its ended children's included) and when it started (clock ticks). */
 export interface ProcessStat {
   ppid: number;
   pgid: number;
@@ -115,9 +115,13 @@ export function processStat(pid: number): ProcessStat | undefined {
   } catch {
     return undefined;
   }
-  // pid (comm) state ppid pgrp ... utime(14) stime(15) ... starttime(22): comm may hold spaces and parentheses, so count from the last ')'.
+  // pid (comm) state ppid pgrp ... utime(14) stime(15) cutime(16) cstime(17) ... starttime(22): comm may hold
+  // spaces and parentheses, so count from the last ')'. A child that ended and was waited for is in its
+  // parent's cutime and cstime: one that lived and died between two readings is counted too (one alive at
+  // the first reading is counted again for what it had used by then: more, never less).
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { ppid: Number(rest[1]), pgid: Number(rest[2]), ticks: Number(rest[11]) + Number(rest[12]), started: Number(rest[19]) };
+  const ticks = Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
+  return { ppid: Number(rest[1]), pgid: Number(rest[2]), ticks, started: Number(rest[19]) };
 }
 
 /** Whether the process's environment (as it was started) holds `entry`; false where it cannot be read. */

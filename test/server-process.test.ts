@@ -83,6 +83,22 @@ describe('server process', () => {
     }
   });
 
+  it('counts the CPU of children that started and ended between two readings', async () => {
+    const server = await startServer(fixture('short-lived-children.ts'));
+    try {
+      const meter = new ProcessMeter(server);
+      meter.begin();
+      const started = performance.now();
+      expect(await (await fetch(`${server.url}/burn`)).text()).toBe('ok');
+      const seconds = (performance.now() - started) / 1000;
+      const main = meter.lap().find((p) => p.role === 'main');
+      // Four children of 150 ms of CPU each, none alive at either reading: its own.
+      expect(main!.cores * seconds).toBeGreaterThan(0.55);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('refuses a port that is already taken, with a clear message', async () => {
     const first = await startServer(fixture('answers.ts'));
     const error = await startServer(fixture('answers.ts'), { port: first.port }).catch((e: unknown) => e);
