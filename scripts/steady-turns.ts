@@ -108,9 +108,11 @@ export async function loadInTurns(contenders: Contender[], manifestLoad: LoadPro
       // The probe's samples since the reset: wallMs counts from the turn's start.
       const heap = heapTrend(server.samples.slice(sampledFrom), HEAP_WINDOW_MS);
       (run.turns ??= []).push({ round, load, processes, ...(othersCores !== undefined ? { othersCores } : {}), ...(runtime ? { runtime } : {}), ...(heap ? { heap } : {}) });
+      // Its rest begins as its turn ends: work after the load, even the turn's own last answers, is
+      // not paid for in its turns (a server could otherwise work ahead while it is waited for).
+      resting.get(contender)!.begin();
       // A server still working on the turn's abandoned requests would slow the next one's turn.
       if (profile.settleAfterWarmup) await waitUntilIdle(server);
-      resting.get(contender)!.begin();
       if (server.exit()) {
         options.onCrash(contender);
         live = live.filter((c) => c !== contender);
