@@ -149,7 +149,7 @@ function processes(child: string, parent: string): number[] {
 }
 
 /** Exercise servers started by a hub run worker. */
-const serversOfRunWorkers = () => processes('probe/inject.ts', 'hub/run-worker.ts');
+const serversOfRunWorkers = () => processes('probe/exercise-server.js', 'hub/run-worker.ts');
 
 describe('pages', () => {
   it('home: every exercise with its progress, the next one highlighted, the opening and method decks', async () => {
