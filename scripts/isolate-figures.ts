@@ -1,7 +1,7 @@
 // A server's isolates as the files their probes write show them (probe/inject.ts): the process the harness
-// started, each cluster worker and every worker thread. The probe that reports over IPC sees its own
-// isolate only; the others' GC and heap are added to its figures here, so that work a server moves into a
-// cluster worker or a worker thread is counted as the server's.
+// started, each cluster worker or process it forks, and every worker thread. The probe that reports over
+// IPC sees its own isolate only; the others' GC and heap are added to its figures here, so that work a
+// server moves into another process or a worker thread is counted as the server's.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { GcTotals, IsolateFigures, RuntimeFigures } from './probe/messages.ts';

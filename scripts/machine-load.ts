@@ -59,7 +59,7 @@ export async function waitForQuietMachine(threshold: number, limitMs: number): P
   return performance.now() - started;
 }
 
-/** utime + stime of this process and each of its descendants, by pid. */
+/** CPU ticks of this process and each of its descendants (processStat: their ended children's included), by pid. */
 function ownTree(): Map<number, number> {
   return processTreeTicks(process.pid);
 }
@@ -133,7 +133,7 @@ function carries(pid: number, entry: string): boolean {
   }
 }
 
-/** utime + stime of a process and each of its descendants (see processTree), by pid. */
+/** CPU ticks of a process and each of its descendants (see processTree and processStat), by pid. */
 export function processTreeTicks(root: number, envMarker?: string): Map<number, number> {
   return new Map([...processTree(root, envMarker)].map(([pid, { ticks }]) => [pid, ticks]));
 }
