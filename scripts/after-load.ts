@@ -35,6 +35,7 @@ export function afterLoadCheck(
     baseUrl: server.url,
     answered: load.answered,
     answeredBy: timeline.answeredBy(),
+    answeredIds: timeline.answeredIds(),
     probeAnswers: probeAnswers(server.url) - probedFrom,
     inFlightAtMost: load.inFlightAtMost,
     connections: manifest.load.connections,

@@ -12,8 +12,25 @@ export interface AnsweredBy {
   answered: number;
 }
 
+/** A 2xx answer to a request with an id of its own (LoadProfile.path), and when it arrived (ms since the epoch). */
+export interface AnsweredId {
+  id: string;
+  at: number;
+}
+
 export class AnswerTimeline {
   private readonly steps = new Map<number, number>();
+  private readonly ids: AnsweredId[] = [];
+
+  /** autocannon's onResponse, for a load whose requests have ids: each 2xx answer with its id. */
+  readonly onAnswerWithId = (id: string, status: number): void => {
+    if (status >= 200 && status < 300) this.ids.push({ id, at: Date.now() });
+  };
+
+  /** The answers to requests with ids, in the order they arrived. */
+  answeredIds(): AnsweredId[] {
+    return [...this.ids];
+  }
 
   /** autocannon's 'response' event. */
   readonly onResponse = (_client: unknown, status: number): void => {

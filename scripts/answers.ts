@@ -22,13 +22,13 @@ export class AnswerSampler {
   private timing: AnswerSample | undefined;
 
   /** autocannon's onResponse: keeps the answer when its turn has come. */
-  readonly onResponse = (status: number, body: string, _context: object, headers: Record<string, string | string[] | undefined> | undefined): void => {
+  readonly onResponse = (status: number, body: string, context: { id?: string }, headers: Record<string, string | string[] | undefined> | undefined): void => {
     const now = Date.now();
     const follows = this.pairing;
     if ((!follows && now < this.next) || this.samples.length >= MAX_SAMPLES) return;
     if (!follows) this.next = now + SAMPLE_EVERY_MS;
     this.pairing = !follows;
-    this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now, ...(follows ? { follows } : {}) };
+    this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now, ...(context.id !== undefined ? { id: context.id } : {}), ...(follows ? { follows } : {}) };
     this.samples.push(this.timing);
   };
 

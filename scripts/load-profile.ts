@@ -6,7 +6,20 @@
  */
 export const DEFAULT_TURNS = { seconds: 1, minRounds: 4, maxRounds: 11 };
 
+/** autocannon's placeholder for an id of each request's own, in a load's path (LoadProfile.path). */
+export const REQUEST_ID = '[<id>]';
+
+/** The path of one request of the load, for a person to try: an example id where each request has its own. */
+export function examplePath(load: Pick<LoadProfile, 'path'>): string {
+  return load.path.replaceAll(REQUEST_ID, 'example-1');
+}
+
 export interface LoadProfile {
+  /**
+   * The path every request asks for. A `[<id>]` in it (autocannon's own placeholder, `-I` on its command
+   * line) is a new id in each request: each answer can then be told apart and held to what it promised
+   * (08: its own decision's event on the broker).
+   */
   path: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   body?: string;

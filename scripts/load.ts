@@ -1,6 +1,8 @@
 // Puts one listening server under the exercise's load with autocannon, in this (the harness's) process:
 // a warm-up phase whose figures are thrown away, then the measured phase.
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { REQUEST_ID } from './load-profile.ts';
 import type { LoadProfile } from './manifest.ts';
 import type { AnswerSampler } from './answers.ts';
 import type { AnswerTimeline } from './answer-timeline.ts';
@@ -101,6 +103,24 @@ export interface PhaseOptions {
   timeline?: AnswerTimeline;
 }
 
+/** Ids unique across this process's loads: a prefix of its own, then a count. */
+const idPrefix = randomBytes(3).toString('hex');
+let lastId = 0;
+
+/** autocannon's request for the profile, each with a new id in its path; the id is in the client's context for onResponse. */
+function requestWithId(profile: LoadProfile, onResponse?: (status: number, body: string, context: { id?: string }, headers: Record<string, string | string[] | undefined>) => void): autocannon.Request {
+  return {
+    method: profile.method ?? 'GET',
+    body: profile.body,
+    headers: profile.headers,
+    setupRequest: (request, context: { id?: string }) => {
+      context.id = `${idPrefix}${(++lastId).toString(36)}`;
+      return { ...request, path: profile.path.replaceAll(REQUEST_ID, context.id) };
+    },
+    ...(onResponse ? { onResponse } : {}),
+  } as autocannon.Request;
+}
+
 export function runPhase(
   baseUrl: string,
   profile: LoadProfile,
@@ -109,15 +129,24 @@ export function runPhase(
   onProgress: (progress: LoadProgress) => void,
   { overallRate, attach, sampleMs, sampler, timeline }: PhaseOptions = {},
 ): Promise<autocannon.Result> {
+  const withIds = profile.path.includes(REQUEST_ID);
+  // Each answer with its request's id: the sample keeps it, the timeline counts it by its id.
+  const onResponse =
+    sampler || timeline
+      ? (status: number, body: string, context: { id?: string }, headers: Record<string, string | string[] | undefined>) => {
+          sampler?.onResponse(status, body, context, headers);
+          if (context.id !== undefined) timeline?.onAnswerWithId(context.id, status);
+        }
+      : undefined;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: baseUrl + profile.path,
+        url: baseUrl + (withIds ? '/' : profile.path),
         method: profile.method ?? 'GET',
         body: profile.body,
         headers: profile.headers,
         // autocannon builds each answer's body anyway; onResponse hands it over with its headers.
-        ...(sampler ? { requests: [{ method: profile.method ?? 'GET', path: profile.path, body: profile.body, headers: profile.headers, onResponse: sampler.onResponse }] } : {}),
+        ...(withIds ? { requests: [requestWithId(profile, onResponse)] } : sampler ? { requests: [{ method: profile.method ?? 'GET', path: profile.path, body: profile.body, headers: profile.headers, onResponse: sampler.onResponse }] } : {}),
         connections: profile.connections,
         duration: seconds,
         ...((overallRate ?? profile.rate) ? { overallRate: overallRate ?? profile.rate } : {}),

@@ -1,6 +1,6 @@
 // The typed manifest every exercise declares in its exercise.ts, and its validation. Services and metrics
 // are values the manifest brings (service.ts, metric.ts): the harness keeps no list of them.
-import type { AnsweredBy } from './answer-timeline.ts';
+import type { AnsweredBy, AnsweredId } from './answer-timeline.ts';
 import type { Kind } from './doctor/kinds.ts';
 import type { CheckResult } from './check.ts';
 import { loadProblems, type LoadProfile } from './load-profile.ts';
@@ -48,6 +48,8 @@ export interface AnswerSample {
    * server shares between answers for less than the sampling interval shows between the two.
    */
   follows?: boolean;
+  /** The id its request asked with, when the load's path has one (`[<id>]`, LoadProfile.path). */
+  id?: string;
 }
 
 /**
@@ -101,6 +103,12 @@ export interface AfterLoadContext extends CheckContext {
    * such a check more lenient, as its work still arrives.
    */
   answeredBy: AnsweredBy[];
+  /**
+   * When the load's path has an id (`[<id>]`): each of those answers with its request's id and when it
+   * arrived (ms since the epoch), over the same phases: work an answer promised can be held to a
+   * deadline one answer at a time.
+   */
+  answeredIds: AnsweredId[];
   /** 2xx answers the correctness probe got from this server, before the load and after it. */
   probeAnswers: number;
   /**

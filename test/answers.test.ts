@@ -1,6 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { AnswerSampler, answerProblems, checkAnswers, SAMPLE_EVERY_MS } from '../scripts/answers.ts';
 import { AnswerTimeline } from '../scripts/answer-timeline.ts';
+import { runPhase } from '../scripts/load.ts';
 import type { AnswerContract, AnswerSample } from '../scripts/manifest.ts';
 import { defineService, ServiceContexts } from '../scripts/service.ts';
 
@@ -155,6 +158,38 @@ describe('answers by the time they arrived', () => {
       ]);
     } finally {
       vi.useRealTimers();
+    }
+  });
+});
+
+describe('a load whose path has an id', () => {
+  it('asks with a new id in each request; each sample and each 2xx answer keeps its own', async () => {
+    const asked: string[] = [];
+    const server = http.createServer((req, res) => {
+      asked.push(req.url!);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ url: req.url }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const sampler = new AnswerSampler();
+      const timeline = new AnswerTimeline();
+      const profile = { path: '/users/u-[<id>]', connections: 2, warmupSeconds: 0, durationSeconds: 1, rate: 200 };
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await runPhase(url, profile, 'measured', 1, () => {}, { sampler, timeline });
+      expect(asked.length).toBeGreaterThan(50);
+      expect(asked.every((path) => /^\/users\/u-[0-9a-f]{6}[0-9a-z]+$/.test(path))).toBe(true);
+      expect(new Set(asked).size).toBe(asked.length);
+      // Each sample's id is the one its request asked with, and so is each answer's.
+      // autocannon sends a rate's requests of a second in bursts: few sampling moments in one second.
+      expect(sampler.samples.length).toBeGreaterThan(2);
+      for (const sample of sampler.samples) expect(JSON.parse(sample.body).url).toBe(`/users/u-${sample.id}`);
+      const answers = timeline.answeredIds();
+      expect(answers.length).toBeGreaterThanOrEqual(asked.length - profile.connections);
+      expect(answers.every(({ id }) => asked.includes(`/users/u-${id}`))).toBe(true);
+      expect(new Set(answers.map(({ id }) => id)).size).toBe(answers.length);
+    } finally {
+      server.close();
     }
   });
 });

@@ -4,6 +4,7 @@
 // drift hits both alike; Artillery is compared with the mean of the two. The bands and the spread they
 // were set from: docs/artillery.md.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -103,6 +104,22 @@ describe('export-load', () => {
     expect(exported.config.config.http).toEqual({ timeout: 10, pool: 100 });
     const json = JSON.parse(readFileSync(exported.script, 'utf8')) as { 'x-hotpath': { differences: string[] } };
     expect(json['x-hotpath'].differences.some((d) => d.includes('maxVusers'))).toBe(true);
+  });
+
+  it("writes 08's load with a new id in each request, where autocannon's -I would put one", async () => {
+    const exported = await exportLoad('08', '--out', path.join(dir(), 'ids.yml'));
+    const loop = exported.config.scenarios[0]!.flow[1] as { loop: Array<{ get: { url: string; beforeRequest?: string } }> };
+    expect(loop.loop[0]!.get).toEqual({ url: '/experiments/checkout-button/users/u-[<id>]', beforeRequest: 'hotpathRequestId' });
+    const processor = createRequire(import.meta.url)(path.join(dir(), PROCESSOR_FILE)) as Record<string, (...args: unknown[]) => void>;
+    const urls = ['/users/u-[<id>]', 'http://127.0.0.1:3000/users/u-[%3Cid%3E]', '/users/u-%5B%3Cid%3E%5D'].map((url) => {
+      const params = { url };
+      processor.hotpathRequestId!(params, {}, {}, () => {});
+      return params.url;
+    });
+    expect(urls[0]).toMatch(/^\/users\/u-[0-9a-f]{8}[0-9a-z]+$/);
+    expect(urls[1]).toMatch(/^http:\/\/127\.0\.0\.1:3000\/users\/u-[0-9a-f]{8}[0-9a-z]+$/);
+    expect(urls[2]).toMatch(/^\/users\/u-[0-9a-f]{8}[0-9a-z]+$/);
+    expect(new Set(urls.map((url) => url.split('/').at(-1))).size).toBe(3);
   });
 
   it('refuses what it cannot export, saying why', async () => {

@@ -8,7 +8,7 @@ import { brokerService, waitForEvents } from '../scripts/services/broker.ts';
 describe('broker service', () => {
   it('acknowledges publishes after the set latency, one connection at a time, counts events per fresh topic, and stops clean', async () => {
     const before = liveServerCount();
-    const wanted = brokerService({ ackLatencyMs: 20, mark: { field: 'user', prefix: 'check-' } });
+    const wanted = brokerService({ ackLatencyMs: 20, mark: { field: 'user', prefix: 'check-' }, key: 'user' });
     const services = await startServices([wanted]);
     try {
       const beforeAny = Date.now();
@@ -89,6 +89,24 @@ describe('broker service', () => {
       expect((await second.contexts.get(wanted)!.arrivedBy([Date.now()])).unmarked).toEqual([0]);
       const bad = await fetch(`${broker.controlUrl}/topics/${encodeURIComponent(broker.topic)}/arrived?by=soon`);
       expect(bad.status).toBe(400);
+
+      // When each unmarked event arrived, by its user: u1 once, c1 once, a check's own and an unknown user never.
+      const byUser = await broker.arrivalsOf(['u1', 'c1', 'check-1', 'nobody', 'b1-999']);
+      expect(byUser.map((times) => times.length)).toEqual([1, 1, 0, 0, 1]);
+      expect(byUser[1]![0]!).toBeGreaterThanOrEqual(beforeMarked);
+      expect(byUser[0]![0]!).toBeLessThan(beforeMarked);
+      // An event sent twice has two arrival times.
+      const client4 = await mqtt.connectAsync(broker.url);
+      try {
+        await client4.publishAsync(broker.topic, JSON.stringify({ user: 'c1' }), { qos: 1 });
+      } finally {
+        await client4.endAsync();
+      }
+      await waitForEvents(broker, 2014, { quietMs: 1000, limitMs: 5000 });
+      expect((await broker.arrivalsOf(['c1']))[0]).toHaveLength(2);
+      expect(await second.contexts.get(wanted)!.arrivalsOf(['c1'])).toEqual([[]]);
+      const notKeys = await fetch(`${broker.controlUrl}/topics/${encodeURIComponent(broker.topic)}/keys`, { method: 'POST', body: '[1]' });
+      expect(notKeys.status).toBe(400);
     } finally {
       await services.stop();
     }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { brokerService, waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
+import { REQUEST_ID } from '../../scripts/load-profile.ts';
 import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { assign, EXPERIMENTS, type Decision } from './assignment.ts';
@@ -41,9 +42,12 @@ function decisionProblems(status: number, contentType: string | null, json: unkn
   return problems;
 }
 
-/** The user the load asks about, always the same: every answer is the same decision, nothing to hold fresh. */
-const LOAD_USER = 'u-48151623';
-const LOAD_DECISION = assign(LOAD_USER, EXPERIMENTS[0]!);
+/**
+ * The load asks about a new user in every request (`u-` and the request's id): each answer's own event
+ * can be found on the broker, and nothing in a request tells the load's from a probe's.
+ */
+const LOAD_USER_PREFIX = 'u-';
+const loadUser = (id: string) => `${LOAD_USER_PREFIX}${id}`;
 
 function parsed(text: string): unknown {
   try {
@@ -54,7 +58,10 @@ function parsed(text: string): unknown {
 }
 
 const contract: AnswerContract = {
-  check: (answer) => decisionProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), LOAD_DECISION),
+  check: (answer) =>
+    answer.id === undefined
+      ? ['its request had no id, so whose decision it should be is not known (the load\'s path names the user by the request\'s id)']
+      : decisionProblems(answer.status, answer.headers['content-type'] ?? null, parsed(answer.body), assign(loadUser(answer.id), EXPERIMENTS[0]!)),
 };
 
 /** The probe's events among the topic's first events, by user. */
@@ -212,7 +219,7 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
  * flight when a load phase (warm-up, measured) or the stop traffic ended may have been served without
  * its answer being counted, hence an upper bound above the decisions counted.
  */
-async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
+async function afterLoad({ services, baseUrl, answered, answeredIds, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const broker = services.get(BROKER) as BrokerContext;
   // The probe's users are counted apart too: only the stop traffic's count from here.
@@ -254,25 +261,47 @@ async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers
     `the events say what the probe's do and came as soon (${sample.events.length} of the ${fmt(sample.seen)} read whole, drawn at random as they arrived)`,
     sample.events.map(({ event, arrivedAt }) => eventFindings(event, arrivedAt)),
   );
-  // An event's decidedAt is whatever the server wrote in it; the load dates its answers itself. Every
-  // decision answered by a time has its event on the broker by that time and the deadline, counted from
-  // the answer, which comes after the decision. The checks' own events are marked, so the broker counts
-  // the load's apart; a request abandoned as a phase ended can only add an event nobody counted.
-  if (answeredBy.length > 0) {
-    const deadline = INTERVAL_MS + ARRIVAL_MARGIN_MS;
-    const arrived = (await broker.arrivedBy(answeredBy.map(({ at }) => at + deadline))).unmarked;
-    const missing = answeredBy.map(({ answered: by }, i) => by - (arrived[i] ?? 0));
-    const worst = missing.indexOf(Math.max(...missing));
-    const into = ((answeredBy[worst]!.at - answeredBy[0]!.at) / 1000).toFixed(1);
-    expect.expect(
-      missing[worst]! <= 0,
-      `every decision answered under load had its event on the broker within ${deadline / 1000} s of the answer (the load's answers counted at ${answeredBy.length} times)`,
-      `of the ${fmt(answeredBy[worst]!.answered)} decisions answered by ${into} s after the load's first answer, ${fmt(missing[worst]!)} had no event on the broker ${deadline / 1000} s later`,
-    );
-  }
+  // An event's decidedAt is whatever the server wrote in it; the load dates its answers itself. Each
+  // request of the load asks about a user of its own, so every decision answered under load is held to
+  // its own event: on the broker, once, by its answer's time and the deadline (counted from the answer,
+  // which comes after the decision). A request abandoned as a phase ended is not among them.
+  await expectOwnEvents(expect, broker, answeredIds);
   expect.expect(counts.events <= most, 'no decision sent twice', `${fmt(counts.events)} events for at most ${fmt(most)} decisions served`);
   expect.expect(counts.qos0 === 0, 'every message was acknowledged by the broker (QoS 1)', `${counts.qos0} went with QoS 0`);
   return expect.result();
+}
+
+/** Each decision answered under load has its own event on the broker, once, within the deadline of its answer. */
+async function expectOwnEvents(expect: Expectations, broker: BrokerContext, answeredIds: AfterLoadContext['answeredIds']): Promise<void> {
+  const deadline = INTERVAL_MS + ARRIVAL_MARGIN_MS;
+  const arrivals = await broker.arrivalsOf(answeredIds.map(({ id }) => loadUser(id)));
+  let missing = 0;
+  let late = 0;
+  let twice = 0;
+  let latestMs = 0;
+  answeredIds.forEach(({ at }, i) => {
+    const times = arrivals[i] ?? [];
+    if (times.length === 0) missing += 1;
+    else if (times[0]! > at + deadline) {
+      late += 1;
+      latestMs = Math.max(latestMs, times[0]! - at);
+    }
+    if (times.length > 1) twice += 1;
+  });
+  const asked = `${fmt(answeredIds.length)} answers, each about a user of its own`;
+  expect.expect(
+    answeredIds.length > 0,
+    'the load\'s answers are known one by one (its path names a new user in each request)',
+    'none was: the load\'s path has no id in it',
+  );
+  expect.expect(
+    missing === 0 && late === 0,
+    `every decision answered under load had its own event on the broker within ${deadline / 1000} s of its answer (${asked})`,
+    [late > 0 ? `${fmt(late)} arrived later (the latest ${(latestMs / 1000).toFixed(1)} s after its answer)` : '', missing > 0 ? `${fmt(missing)} never arrived` : '']
+      .filter(Boolean)
+      .join('; '),
+  );
+  expect.expect(twice === 0, `no decision answered under load sent twice (${asked})`, `${fmt(twice)} users' events arrived more than once`);
 }
 
 /**
@@ -281,7 +310,7 @@ async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers
  * The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
  * server) is counted apart, so its events can be counted exactly whatever the load sent before.
  */
-const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS } });
+const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS }, key: 'user' });
 
 export default defineExercise({
   id: '08-slow-on-an-idle-cpu',
@@ -295,7 +324,7 @@ export default defineExercise({
   shippedFile: '0-as-shipped.ts',
   services: [BROKER],
   load: {
-    path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER}`,
+    path: `/experiments/${EXPERIMENTS[0]}/users/${LOAD_USER_PREFIX}${REQUEST_ID}`,
     connections: 50,
     warmupSeconds: 1,
     durationSeconds: 8,

@@ -65,4 +65,15 @@ function hotpathError(err, _req, _context, events, done) {
   return done();
 }
 
-module.exports = { hotpathStart, hotpathRunning, hotpathRecord, hotpathError };
+/** Ids unique across the run's workers: a random prefix of this worker's own, then a count. */
+const idPrefix = require('node:crypto').randomBytes(4).toString('hex');
+let lastId = 0;
+
+/** Request-level beforeRequest: a new id where the path says [<id>] (autocannon's placeholder, as `-I` fills it). */
+function hotpathRequestId(requestParams, _context, _events, next) {
+  const id = `${idPrefix}${(++lastId).toString(36)}`;
+  requestParams.url = String(requestParams.url).split('[<id>]').join(id).split('[%3Cid%3E]').join(id).split('%5B%3Cid%3E%5D').join(id);
+  return next();
+}
+
+module.exports = { hotpathStart, hotpathRunning, hotpathRecord, hotpathError, hotpathRequestId };

@@ -1,6 +1,7 @@
 // An exercise's load as an Artillery test script (https://www.artillery.io/docs/reference/test-script):
 // the same requests, and the load model mapped as closely as Artillery's allows. Only builds values and
 // text; writing the files is export-load's.
+import { REQUEST_ID } from '../load-profile.ts';
 import type { LoadProfile, RampProfile } from '../manifest.ts';
 import { stepRates } from '../ramp.ts';
 
@@ -25,6 +26,8 @@ export interface ArtilleryRequest {
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** A function of the processor run before the request is sent (hotpathRequestId). */
+  beforeRequest?: string;
 }
 
 export type FlowStep =
@@ -91,6 +94,8 @@ export function exportLoad(load: LoadProfile, options: ExportOptions): ExportedL
 function request(load: LoadProfile): FlowStep {
   const method = (load.method ?? 'GET').toLowerCase() as HttpMethod;
   const spec: ArtilleryRequest = { url: load.path };
+  // A new id in each request where the path says [<id>], as autocannon's -I puts one (hotpath-load.cjs).
+  if (load.path.includes(REQUEST_ID)) spec.beforeRequest = 'hotpathRequestId';
   if (load.headers && Object.keys(load.headers).length > 0) spec.headers = { ...load.headers };
   if (load.body !== undefined) spec.body = load.body;
   return { [method]: spec };

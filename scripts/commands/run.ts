@@ -3,6 +3,7 @@ import { runBench, specFor, type ServerChoice } from '../bench.ts';
 import type { RampRequest } from '../ramp.ts';
 import type { Exercise } from '../exercises.ts';
 import type { LoadProfile } from '../manifest.ts';
+import { examplePath, REQUEST_ID } from '../load-profile.ts';
 import { doctorOfRun } from '../doctor/from-run.ts';
 import type { DoctorResult } from '../doctor/result.ts';
 import { bold, dim } from '../format.ts';
@@ -52,7 +53,7 @@ export async function run(exercise: Exercise, options: RunOptions): Promise<numb
     const server = await startServer(spec.absoluteFile, { port: options.port, nodeFlags, env, echo: true });
     const { load } = exercise.manifest;
     process.stderr.write(
-      `${bold(`${spec.run.label} (${spec.run.file})`)} is listening on ${bold(server.url + load.path)}\n` +
+      `${bold(`${spec.run.label} (${spec.run.file})`)} is listening on ${bold(server.url + examplePath(load))}\n` +
         (nodeFlags.length > 0 ? dim(`Node flags: ${nodeFlags.join(' ')}\n`) : '') +
         services.describe().map((line) => dim(`${line}\n`)).join('') +
         dim(`Try:     ${curlCommand(server.url, load)}\nLoad it: ${autocannonCommand(server.url, load)}\n`) +
@@ -85,7 +86,7 @@ export function curlCommand(url: string, load: LoadProfile): string {
   if (load.method && load.method !== 'GET') parts.push(`-X ${load.method}`);
   for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}: ${value}`)}`);
   if (load.body !== undefined) parts.push(`-d ${quote(load.body)}`);
-  parts.push(shellUrl(url + load.path));
+  parts.push(shellUrl(url + examplePath(load)));
   return parts.join(' ');
 }
 
@@ -95,6 +96,8 @@ export function autocannonCommand(url: string, load: LoadProfile): string {
   if (load.method && load.method !== 'GET') parts.push(`-m ${load.method}`);
   for (const [name, value] of Object.entries(load.headers ?? {})) parts.push(`-H ${quote(`${name}=${value}`)}`);
   if (load.body !== undefined) parts.push(`-b ${quote(load.body)}`);
+  // -I: autocannon puts a new id in each request where the path says [<id>].
+  if (load.path.includes(REQUEST_ID)) parts.push('-I');
   parts.push(shellUrl(url + load.path));
   return parts.join(' ');
 }

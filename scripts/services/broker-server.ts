@@ -8,7 +8,9 @@
 // - A subscriber inside the broker counts the events arriving on each topic (a message holding a JSON
 //   array is a batch and counts as the events in it) and keeps each topic's first events, for probes,
 //   and a sample of all its events drawn at random as they arrive, each with the time it arrived, and
-//   when the events that are not marked (the load's, not a check's own) arrived, to count them by a time.
+//   when the events that are not marked (the load's, not a check's own) arrived, to count them by a time,
+//   and, when BROKER_KEY_FIELD is set, when each such event arrived by the value of that field (08: the
+//   user, new in every request of the load), so that one answer's own event can be found.
 // The MQTT port is BROKER_MQTT_PORT; the counts are served over HTTP on PORT, which listens last, so
 // the harness sees the broker ready only once both are.
 import http from 'node:http';
@@ -27,6 +29,7 @@ const KEPT_EVENTS = 200;
 const SAMPLED_EVENTS = 500;
 const markField = process.env.BROKER_MARK_FIELD;
 const markPrefix = process.env.BROKER_MARK_PREFIX;
+const keyField = process.env.BROKER_KEY_FIELD;
 
 export interface TopicCounts {
   /** Events arrived: a single event per plain message, the array's length for a batch. */
@@ -61,6 +64,11 @@ const topics = new Map<string, TopicCounts>();
 /** Per topic, each message's arrival time and the unmarked events arrived up to it, both in arrival order. */
 const arrivals = new Map<string, { at: number[]; unmarked: number[] }>();
 const samples = new Map<string, TopicSample>();
+/** Per topic, the first arrival of the unmarked events by their BROKER_KEY_FIELD value, and the later ones apart (rare). */
+const byKey = new Map<string, { first: Map<string, number>; again: Map<string, number[]> }>();
+
+/** For each key asked, when its events arrived on a topic (ms since the epoch, in arrival order; none: empty). */
+export type KeyArrivals = number[][];
 const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [], marked: 0 });
 
 function isMarked(event: unknown): boolean {
@@ -93,6 +101,17 @@ function count(topic: string, payload: Buffer, qos: number): void {
   if (!arrived) arrivals.set(topic, (arrived = { at: [], unmarked: [] }));
   arrived.at.push(arrivedAt);
   arrived.unmarked.push((arrived.unmarked.at(-1) ?? 0) + events.length - marked);
+  if (keyField) {
+    let keys = byKey.get(topic);
+    if (!keys) byKey.set(topic, (keys = { first: new Map(), again: new Map() }));
+    for (const event of events) {
+      if (isMarked(event) || event === null || typeof event !== 'object') continue;
+      const key = (event as Record<string, unknown>)[keyField];
+      if (typeof key !== 'string') continue;
+      if (!keys.first.has(key)) keys.first.set(key, arrivedAt);
+      else keys.again.set(key, [...(keys.again.get(key) ?? []), arrivedAt]);
+    }
+  }
   let sample = samples.get(topic);
   if (!sample) samples.set(topic, (sample = { seen: 0, events: [] }));
   for (const event of events) {
@@ -152,6 +171,32 @@ const control = http.createServer((req, res) => {
     res.end(JSON.stringify(samples.get(topic) ?? { seen: 0, events: [] }));
     return;
   }
+  // POST a JSON array of keys: when each one's events arrived (KeyArrivals).
+  if (url.pathname.startsWith('/topics/') && url.pathname.endsWith('/keys') && req.method === 'POST') {
+    const topic = decodeURIComponent(url.pathname.slice('/topics/'.length, -'/keys'.length));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let keys: unknown;
+      try {
+        keys = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        keys = undefined;
+      }
+      if (!Array.isArray(keys) || keys.some((key) => typeof key !== 'string')) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: 'the body: a JSON array of strings, the keys' }));
+        return;
+      }
+      const known = byKey.get(topic);
+      const arrivals = (keys as string[]).map((key) => {
+        const first = known?.first.get(key);
+        return first === undefined ? [] : [first, ...(known!.again.get(key) ?? [])];
+      });
+      res.end(JSON.stringify(arrivals satisfies KeyArrivals));
+    });
+    return;
+  }
   if (url.pathname.startsWith('/topics/') && url.pathname.endsWith('/arrived')) {
     const topic = decodeURIComponent(url.pathname.slice('/topics/'.length, -'/arrived'.length));
     const by = (url.searchParams.get('by') ?? '').split(',').filter(Boolean).map(Number);
@@ -169,7 +214,7 @@ const control = http.createServer((req, res) => {
     return;
   }
   res.statusCode = 404;
-  res.end(JSON.stringify({ error: 'GET /topics, /topics/<topic>, /topics/<topic>/sample or /topics/<topic>/arrived?by=<ms>,<ms>' }));
+  res.end(JSON.stringify({ error: 'GET /topics, /topics/<topic>, /topics/<topic>/sample or /topics/<topic>/arrived?by=<ms>,<ms>; POST /topics/<topic>/keys' }));
 });
 
 mqtt.listen(mqttPort, '127.0.0.1', () => {

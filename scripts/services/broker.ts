@@ -1,10 +1,10 @@
 // The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
 import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
-import type { TopicArrivals, TopicCounts, TopicSample } from './broker-server.ts';
+import type { KeyArrivals, TopicArrivals, TopicCounts, TopicSample } from './broker-server.ts';
 import { defineService, type Service, type StartedService } from '../service.ts';
 
-export type { TopicArrivals, TopicCounts, TopicSample };
+export type { KeyArrivals, TopicArrivals, TopicCounts, TopicSample };
 
 const BROKER_SERVER = new URL('./broker-server.ts', import.meta.url).pathname;
 const TOPIC_ROOT = 'events';
@@ -22,6 +22,8 @@ export interface BrokerContext {
   sample(): Promise<TopicSample>;
   /** How many events not marked (the load's, not a check's own) had arrived on this run's topic by each time given. */
   arrivedBy(times: number[]): Promise<TopicArrivals>;
+  /** When the unmarked events whose key field (BrokerOptions.key) has each value given arrived, in the order given. */
+  arrivalsOf(keys: string[]): Promise<KeyArrivals>;
 }
 
 export interface BrokerOptions {
@@ -31,6 +33,8 @@ export interface BrokerOptions {
   port?: number;
   /** Count apart the events whose `field` starts with `prefix` (TopicCounts.marked): a check's own traffic. */
   mark?: { field: string; prefix: string };
+  /** Keep when each unmarked event arrived by the value of this field (BrokerContext.arrivalsOf). */
+  key?: string;
 }
 
 /**
@@ -56,6 +60,7 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
         BROKER_ACK_MS: String(ackMs),
         BROKER_TOPIC_ROOT: TOPIC_ROOT,
         ...(options.mark ? { BROKER_MARK_FIELD: options.mark.field, BROKER_MARK_PREFIX: options.mark.prefix } : {}),
+        ...(options.key ? { BROKER_KEY_FIELD: options.key } : {}),
       },
     });
   });
@@ -71,6 +76,7 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
         counts: () => topicCounts(server.url, topic),
         sample: () => topicSample(server.url, topic),
         arrivedBy: (times) => topicArrivals(server.url, topic, times),
+        arrivalsOf: (keys) => keyArrivals(server.url, topic, keys),
       };
       return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, context };
     },
@@ -105,6 +111,24 @@ export async function topicArrivals(controlUrl: string, topic: string, times: nu
     const part = (await response.json()) as TopicArrivals;
     all.by.push(...part.by);
     all.unmarked.push(...part.unmarked);
+  }
+  return all;
+}
+
+/** Keys asked per request: a JSON body of a few MB at most. */
+const KEYS_PER_REQUEST = 50_000;
+
+export async function keyArrivals(controlUrl: string, topic: string, keys: string[]): Promise<KeyArrivals> {
+  const all: KeyArrivals = [];
+  for (let from = 0; from < keys.length; from += KEYS_PER_REQUEST) {
+    const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(keys.slice(from, from + KEYS_PER_REQUEST)),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!response.ok) throw new Error(`the broker's arrivals by key answered ${response.status}`);
+    all.push(...((await response.json()) as KeyArrivals));
   }
   return all;
 }

@@ -1,6 +1,6 @@
 // Wrong: once it has served 500 requests it sheds every other one with a small error body and no event,
 // sent with status 200 so that the load generator counts it as answered.
-// under-load: not the decision {user: "u-48151623"
+// under-load: not the decision {user: "u-
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
 import restify from 'restify';

@@ -1,6 +1,6 @@
 // Wrong: once it has served 100 requests it keeps the decision it made for each experiment and answers it
-// again, keyed by the experiment alone: the load asks for one user, so its answers stay right; any other
-// user gets that user's decision.
+// again, keyed by the experiment alone: every other user gets the decision of the user asked about last
+// before it kept it.
 // under-load: answers 200 with the user's stable variant as JSON
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';

@@ -1,5 +1,6 @@
-// Wrong: stage 1, but a user asked about often gets a thin event, just their id: "the variant is a hash of
-// the user, the analytics can work it out again". The probe's users are new each time and get whole events.
+// Wrong: stage 1, but while the service is busy an event is thin, just the user's id: "the variant is a
+// hash of the user, the analytics can work it out again". The probe asks one decision at a time: its
+// events are whole.
 // after-load: it carries a decision {user, experiment, variant}
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
@@ -57,16 +58,13 @@ async function publishQueued(): Promise<void> {
 
 const ticker = setInterval(() => void flush(), FLUSH_EVERY_MS);
 
-/** Users asked about more than 5 times in this second and the one before: the load's, never a probe's. */
-const asks = new Map<string, number>();
-let previous = new Map<string, number>();
-setInterval(() => {
-  previous = new Map(asks);
-  asks.clear();
-}, 1000).unref();
-function hot(user: string): boolean {
-  asks.set(user, (asks.get(user) ?? 0) + 1);
-  return asks.get(user)! + (previous.get(user) ?? 0) > 5;
+/** Busy: 20 requests or more within 200 ms, as under load; a probe asks one decision at a time. */
+let windowStart = 0;
+let inWindow = 0;
+function busy(): boolean {
+  const now = Date.now();
+  if (now - windowStart >= 200) [windowStart, inWindow] = [now, 0];
+  return ++inWindow >= 20;
 }
 
 const server = restify.createServer({ name: 'decisions' });
@@ -78,7 +76,7 @@ server.get('/experiments/:experiment/users/:user', async (req: restify.Request, 
     return;
   }
   const decision = assign(user, experiment);
-  await record(hot(user) ? ({ user } as DecisionEvent) : { ...decision, decidedAt: Date.now() });
+  await record(busy() ? ({ user } as DecisionEvent) : { ...decision, decidedAt: Date.now() });
   res.send(decision);
 });
 
