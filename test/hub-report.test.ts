@@ -58,6 +58,21 @@ describe('the report as HTML', () => {
     expect(row('stage 1')).toContain('<td class="hp-num hp-extra">0.03</td>');
   });
 
+  it('shows the cores other programs used during each server\'s turns, marked when they were not alike', () => {
+    const html = renderReportHtml(
+      report([
+        serverRun('broken', 'broken', 60, { othersInTurns: { cores: 1.62 } }),
+        serverRun('stage 1', 'stage', 8182, { othersInTurns: { cores: 0.02, other: 0.03, otherLabel: 'ceiling' } }),
+        serverRun('mine', 'mine', 900, { othersInTurns: { cores: 0.03, other: 1.62, otherLabel: 'broken' } }),
+      ]),
+    );
+    expect(html).toContain('cores other programs used in its turns');
+    const row = (label: string) => new RegExp(`<tr data-label="${label}">(.*?)</tr>`).exec(html)?.[1] ?? '';
+    expect(row('mine')).toContain('<td class="hp-num hp-extra hp-bad">0.03</td>');
+    expect(row('stage 1')).toContain('<td class="hp-num hp-extra">0.02</td>');
+    expect(row('broken')).toContain('<td class="hp-num hp-extra">1.62</td>');
+  });
+
   it('has a card per judged server with ratio, requirement, figure in this run, margin and status', () => {
     const html = renderReportHtml(report(servers));
     expect(html).toContain('data-pass="true"');

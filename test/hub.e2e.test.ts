@@ -435,15 +435,16 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
             problems: cells[9]?.textContent,
             keptContract: kept.length === 2 && kept[0] === kept[1] && kept[0] !== '0',
             betweenTurns: /^\d+\.\d\d$/.test(cells[11]?.textContent ?? ''),
-            status: cells[12]?.textContent,
+            othersInTurns: /^\d+\.\d\d$/.test(cells[12]?.textContent ?? ''),
+            status: cells[13]?.textContent,
           };
         }),
       );
       expect(rows.map((r) => r.label)).toEqual(['broken', 'stage 1']);
       for (const row of rows) {
         // Loaded, no errors, timeouts or non-2xx answers, every sampled answer kept the contract, its cores between
-        // turns shown, correct answers (no status word).
-        expect(row, row.label!).toEqual({ label: row.label, rps: expect.any(Number), problems: '0/0/0', keptContract: true, betweenTurns: true, status: '' });
+        // turns and other programs' cores in its turns shown, correct answers (no status word).
+        expect(row, row.label!).toEqual({ label: row.label, rps: expect.any(Number), problems: '0/0/0', keptContract: true, betweenTurns: true, othersInTurns: true, status: '' });
         expect(row.rps, `${row.label} req/s`).toBeGreaterThan(0);
       }
       expect(await report.locator('.hp-server-problems').count()).toBe(0);

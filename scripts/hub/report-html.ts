@@ -5,6 +5,7 @@ import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
 import { connectionsFor, intervalText, measuredFor, overallWord } from '../report.ts';
 import { escapeHtml as e } from '../html.ts';
+import { othersInTurnsProblem } from '../others-during-turns.ts';
 
 export function renderReportHtml(report: RunReport): string {
   const { load } = report;
@@ -34,7 +35,7 @@ function figuresTable(servers: ServerRun[]): string {
     const l = s.load;
     const status = s.failure ? 'failed' : s.check?.ok === false ? 'wrong answers' : l ? '' : 'not loaded';
     const head = `<th scope="row">${e(s.label)}</th><td class="hp-what">${e(s.title)}</td>`;
-    if (!l) return `<tr data-label="${e(s.label)}">${head}<td colspan="10"></td><td class="hp-bad">${e(status)}</td></tr>`;
+    if (!l) return `<tr data-label="${e(s.label)}">${head}<td colspan="11"></td><td class="hp-bad">${e(status)}</td></tr>`;
     const rest = s.betweenTurns;
     const restless = rest?.atMost !== undefined && rest.cores > rest.atMost;
     const problems = l.errors + l.timeouts + l.non2xx;
@@ -49,12 +50,13 @@ function figuresTable(servers: ServerRun[]): string {
       `<td class="hp-num${problems > 0 ? ' hp-bad' : ''}">${l.errors}/${l.timeouts}/${l.non2xx}</td>` +
       `<td class="hp-num hp-extra${s.answers && s.answers.broken > 0 ? ' hp-bad' : ''}">${s.answers ? `${integer(s.answers.sampled - s.answers.broken)}/${integer(s.answers.sampled)}` : ''}</td>` +
       `<td class="hp-num hp-extra${restless ? ' hp-bad' : ''}">${rest ? rest.cores.toFixed(2) : ''}</td>` +
+      `<td class="hp-num hp-extra${othersInTurnsProblem(s) ? ' hp-bad' : ''}">${s.othersInTurns ? s.othersInTurns.cores.toFixed(2) : ''}</td>` +
       `<td class="hp-bad">${e(status)}</td></tr>`
     );
   });
   // hp-extra: columns a slide leaves out to keep the rest readable from the back of the room.
-  const header = ['server', 'what', 'req/s', '', '±sd', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'err/timeout/non2xx', 'answers kept the contract', 'cores between turns', ''];
-  const extra = new Set(['±sd', 'p50 ms', 'p90 ms', 'max ms', 'answers kept the contract', 'cores between turns']);
+  const header = ['server', 'what', 'req/s', '', '±sd', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'err/timeout/non2xx', 'answers kept the contract', 'cores between turns', 'cores other programs used in its turns', ''];
+  const extra = new Set(['±sd', 'p50 ms', 'p90 ms', 'max ms', 'answers kept the contract', 'cores between turns', 'cores other programs used in its turns']);
   return (
     `<table class="hp-figures"><thead><tr>${header.map((h) => `<th scope="col"${extra.has(h) ? ' class="hp-extra"' : ''}>${e(h)}</th>`).join('')}</tr></thead>` +
     `<tbody>${rows.join('')}</tbody></table>`
