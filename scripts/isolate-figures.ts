@@ -54,3 +54,20 @@ export function withOtherIsolates(figures: RuntimeFigures, isolates: IsolateFigu
   for (const kind of ['minor', 'major', 'other'] as const) gc[kind].share = figures.wallMs > 0 ? gc[kind].ms / figures.wallMs : 0;
   return { ...figures, gc, heapUsed, heapTotal, ...(heapAfterGc !== undefined ? { heapAfterGc } : {}) };
 }
+
+/** A thread's probe writes its first figures as it loads, before the thread's own code: well within this. */
+const FIRST_FIGURES_MS = 3000;
+
+/**
+ * The worker threads an isolate started at least FIRST_FIGURES_MS before `now` that wrote no figures of
+ * their own (started without the probe's preloads, `execArgv: []`): their GC and heap are not counted.
+ * "process P, thread T" each.
+ */
+export function unseenThreads(isolates: IsolateFigures[], now = Date.now()): string[] {
+  const seen = new Set(isolates.map(keyOf));
+  return isolates.flatMap((isolate) =>
+    (isolate.threads ?? [])
+      .filter(({ thread, at }) => at <= now - FIRST_FIGURES_MS && !seen.has(`${isolate.pid}-${thread}`))
+      .map(({ thread }) => `process ${isolate.pid}, thread ${thread}`),
+  );
+}

@@ -107,6 +107,14 @@ export interface PhaseOptions {
 const idPrefix = randomBytes(3).toString('hex');
 let lastId = 0;
 
+/**
+ * A new id, from the same source as the load's (`[<id>]`): a check that asks with one looks to a server
+ * like any request of the load.
+ */
+export function nextRequestId(): string {
+  return `${idPrefix}${(++lastId).toString(36)}`;
+}
+
 /** autocannon's request for the profile, each with a new id in its path; the id is in the client's context for onResponse. */
 function requestWithId(profile: LoadProfile, onResponse?: (status: number, body: string, context: { id?: string }, headers: Record<string, string | string[] | undefined>) => void): autocannon.Request {
   return {
@@ -114,7 +122,7 @@ function requestWithId(profile: LoadProfile, onResponse?: (status: number, body:
     body: profile.body,
     headers: profile.headers,
     setupRequest: (request, context: { id?: string }) => {
-      context.id = `${idPrefix}${(++lastId).toString(36)}`;
+      context.id = nextRequestId();
       return { ...request, path: profile.path.replaceAll(REQUEST_ID, context.id) };
     },
     ...(onResponse ? { onResponse } : {}),

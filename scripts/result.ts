@@ -74,6 +74,8 @@ export interface ServerRun {
   /** In turns: what its processes did while the other servers took their turns (between-turns.ts). */
   betweenTurns?: BetweenTurns;
   othersInTurns?: OthersInTurns;
+  /** Worker threads it started that wrote no figures ("process P, thread T"): their GC and heap were not counted. */
+  unseenThreads?: string[];
   /** Second by second over both phases, for the doctor's reading of a plain `run --load` (doctor/seconds.ts). */
   seconds?: { load: LoadSecond[]; server: ServerSecond[] };
 }

@@ -16,3 +16,9 @@ export function withFailure(run: ServerRun, error: unknown, output?: string): Se
   const startOutput = error instanceof ServerStartError ? error.output : undefined;
   return { ...run, failure: message, output: startOutput || output || undefined };
 }
+
+/** Notes the worker threads the server started that the probe could not see (their GC and heap uncounted). */
+export function noteUnseenThreads(run: ServerRun, server: RunningServer): void {
+  const unseen = server.unseenThreads();
+  if (unseen.length > 0) run.unseenThreads = unseen;
+}

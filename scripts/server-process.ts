@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commandSpawn, type CommandStart } from './command-start.ts';
-import { gcSoFar, readIsolates, withOtherIsolates } from './isolate-figures.ts';
+import { gcSoFar, readIsolates, unseenThreads, withOtherIsolates } from './isolate-figures.ts';
 import { processStat, processTree, type ProcessStat } from './machine-load.ts';
 import { isProbeMessage, type IsolateFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
@@ -68,6 +68,8 @@ export interface RunningServer {
   envMarker: string;
   /** Each process's main thread as its probe last wrote it (the main one and a cluster's workers), by pid: its event loop's time so far. */
   loops(): Map<number, IsolateFigures>;
+  /** Worker threads the server started that wrote no figures (isolate-figures.ts): their GC and heap go uncounted. */
+  unseenThreads(): string[];
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
   /** Source maps of these files as the server loaded them (by file URL); empty without an answer. */
@@ -295,6 +297,7 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     collect: (timeoutMs = 5000) => ask<number>('collect', timeoutMs),
     utilization: (timeoutMs = 2000) => ask<number>('utilization', timeoutMs),
     loops: () => new Map(readIsolates(isolateFolder).filter((i) => i.thread === 0).map((i) => [i.pid, i])),
+    unseenThreads: () => unseenThreads(readIsolates(isolateFolder)),
     stop,
     sourceMaps: async (files, timeoutMs = 5000) => (await ask<Record<string, SourceMapData>>('sourceMaps', timeoutMs, { files })) ?? {},
     exitNormally: async (timeoutMs = 10_000) => {

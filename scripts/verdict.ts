@@ -71,6 +71,11 @@ export function honestyProblems(run: ServerRun): string[] {
     problems.push(...run.afterLoad.failures.map((f) => `after the load: ${f}`));
     if (run.afterLoad.failures.length === 0) problems.push('after the load: the check checked nothing');
   }
+  if (run.unseenThreads) {
+    problems.push(
+      `worker threads the probe could not see: ${run.unseenThreads.join('; ')} wrote no figures (started without the probe's preloads, e.g. \`execArgv: []\`), so their GC and heap were not counted; start workers with the default execArgv`,
+    );
+  }
   const rest = betweenTurnsProblem(run);
   if (rest) problems.push(rest);
   const others = othersInTurnsProblem(run);

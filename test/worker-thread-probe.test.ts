@@ -3,7 +3,7 @@
 // (scripts/isolate-figures.ts), a thread's file does not take its process's place, a forked child's probe
 // keeps off its parent's channel, and a worker thread in TypeScript loads on every Node.
 import { describe, expect, it } from 'vitest';
-import { gcSoFar, withOtherIsolates } from '../scripts/isolate-figures.ts';
+import { gcSoFar, unseenThreads, withOtherIsolates } from '../scripts/isolate-figures.ts';
 import type { GcTotals, IsolateFigures, RuntimeFigures } from '../scripts/probe/messages.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
 import { fixture } from './helpers.ts';
@@ -31,6 +31,13 @@ describe('isolate figures: the other isolates added to the reporting probe', () 
     // An isolate that has not collected yet counts with its heap as it is.
     expect(figures.heapAfterGc).toBe(50 + 7 + 10);
     expect(reported.gc.minor.count, 'the probe figures it was given are left as they were').toBe(2);
+  });
+
+  it('names the threads an isolate started over 3 s ago that wrote nothing, not a newer one', () => {
+    const now = 1_000_000;
+    const parent = isolate(7, 0, 1, { reporting: true, threads: [{ thread: 2, at: now - 5000 }, { thread: 3, at: now - 5000 }, { thread: 4, at: now - 1000 }] });
+    expect(unseenThreads([parent, isolate(7, 2, 1)], now)).toEqual(['process 7, thread 3']);
+    expect(unseenThreads([parent, isolate(7, 2, 1), isolate(7, 3, 1)], now)).toEqual([]);
   });
 
   it('leaves the figures alone when the server is one isolate', () => {
@@ -71,8 +78,36 @@ describe('server process: a server with a worker thread in TypeScript', () => {
       // The thread's file is its own: the process's event loop is still the main thread's.
       expect([...server.loops().keys()]).toEqual([server.pid]);
       expect(server.loops().get(server.pid)?.thread).toBe(0);
+      expect(server.unseenThreads()).toEqual([]);
     } finally {
       await server.stop();
+    }
+    expect(liveServerCount()).toBe(0);
+  }, 30_000);
+
+  it("counts a thread started with an environment of its own (env: {}), and names one started without the probe's preloads", async () => {
+    const build = async (url: string) => {
+      for (let i = 0; i < 40; i++) expect(await (await fetch(url)).text()).toBe('200000');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    };
+    const ownEnv = await startServer(fixture('worker-thread.ts'), { env: { WORKER_OPTIONS: 'empty-env' } });
+    try {
+      ownEnv.resetFigures();
+      await build(ownEnv.url);
+      expect((await ownEnv.snapshot())?.gc.minor.count).toBeGreaterThanOrEqual(10);
+      expect(ownEnv.unseenThreads()).toEqual([]);
+    } finally {
+      await ownEnv.stop();
+    }
+    const bare = await startServer(fixture('worker-thread.ts'), { env: { WORKER_OPTIONS: 'no-preloads' } });
+    try {
+      await build(bare.url);
+      // A thread is given 3 s to write its first figures.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // Its threadId is not 1 where Node's loader hooks run on a thread of their own (Node 20).
+      expect(bare.unseenThreads()).toEqual([expect.stringMatching(new RegExp(`^process ${bare.pid}, thread \\d+$`))]);
+    } finally {
+      await bare.stop();
     }
     expect(liveServerCount()).toBe(0);
   }, 30_000);

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
 import { brokerService, waitForEvents, type BrokerContext, type TopicCounts } from '../../scripts/services/broker.ts';
 import { REQUEST_ID } from '../../scripts/load-profile.ts';
+import { nextRequestId } from '../../scripts/load.ts';
 import { latencyP99 } from '../../scripts/metrics/latency-p99.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { assign, EXPERIMENTS, type Decision } from './assignment.ts';
@@ -19,8 +19,6 @@ const ACK_LATENCY_MS = 5;
 const STOP_TRAFFIC_WORKERS = 4;
 const STOP_TRAFFIC_MS = 300;
 
-/** The users the checks ask about start with this; the broker counts their events apart (TopicCounts.marked). */
-const CHECK_USERS = 'check-';
 
 /** An event's decidedAt is read as the time of the decision: seconds off, not a minute. */
 const TS_SLACK_MS = 5000;
@@ -84,13 +82,12 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   const unknown = await fetchResponse(`${baseUrl}/experiments/no-such-experiment/users/u-1`);
   expect.expect(unknown.status === 404, 'an unknown experiment answers 404', `got ${unknown.status}`);
 
-  // A few decisions, one per experiment and one more, each user new so its event can be told apart. The
-  // broker counts the checks' own users apart (CHECK_USERS): after the load, when the topic's first events
-  // are long past, the probe still counts its own.
-  const run = randomUUID().slice(0, 8);
-  const asked = [...EXPERIMENTS, EXPERIMENTS[0]!].map((experiment, i) => ({ user: `${CHECK_USERS}probe-${run}-${i}`, experiment }));
-  const markedBefore = (await broker!.counts()).marked;
-  const own = (counts: TopicCounts) => counts.marked - markedBefore;
+  // A few decisions, one per experiment and one more, each user new and named as the load names its own
+  // (nothing tells the probe from the load): the broker keeps when each user's events arrived, so the
+  // probe finds its own after the load too, when the topic's first events are long past.
+  const asked = [...EXPERIMENTS, EXPERIMENTS[0]!].map((experiment) => ({ user: loadUser(nextRequestId()), experiment }));
+  const own = async () => (await broker!.arrivalsOf(asked.map((a) => a.user))).map((times) => times.length);
+  const arrivedOnce = (events: number[]) => events.filter((n) => n > 0).length;
   const started = Date.now();
   const askedAt = new Map<string, number>();
   for (const { user, experiment } of asked) {
@@ -109,16 +106,17 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   // Every decision's event reaches the broker within the time the brief allows.
   const users = new Set(asked.map((a) => a.user));
   const deadline = Date.now() + INTERVAL_MS + ARRIVAL_MARGIN_MS;
-  let counts = await broker!.counts();
-  while (own(counts) < users.size && Date.now() < deadline) {
+  let events = await own();
+  while (arrivedOnce(events) < users.size && Date.now() < deadline) {
     await sleep(100);
-    counts = await broker!.counts();
+    events = await own();
   }
   const arrivedMs = Date.now() - started;
+  let counts = await broker!.counts();
   expect.expect(
-    own(counts) >= users.size,
+    arrivedOnce(events) >= users.size,
     `every decision's event reaches the broker within ${(INTERVAL_MS + ARRIVAL_MARGIN_MS) / 1000} s`,
-    `${users.size - own(counts)} of ${users.size} had not arrived ${(arrivedMs / 1000).toFixed(1)} s after the first request ` +
+    `${users.size - arrivedOnce(events)} of ${users.size} had not arrived ${(arrivedMs / 1000).toFixed(1)} s after the first request ` +
       `(answers took ${answeredMs} ms; ${counts.events} events on the topic)`,
   );
   // What each event carries, where the broker kept it: among the topic's first events, so before the load.
@@ -139,7 +137,7 @@ async function check(baseUrl: string, { services }: CheckContext): Promise<Check
   // A second later still, nothing has arrived twice, and the broker acknowledged everything.
   await sleep(INTERVAL_MS + 200);
   counts = await broker!.counts();
-  const extra = own(counts) - users.size;
+  const extra = (await own()).reduce((total, n) => total + n, 0) - users.size;
   expect.expect(extra <= 0, 'each decision has exactly one event', `${extra} events more than the ${users.size} decisions: some were sent twice or more`);
   expect.expect(counts.unreadable === 0, 'every message is a JSON event or a JSON array of events (a batch)', `${counts.unreadable} were not`);
   expect.expect(
@@ -192,21 +190,24 @@ function statusOf(url: string, timeoutMs = 5000): Promise<number> {
 
 /**
  * Decisions asked for by `workers` clients one after another until `stopped` settles, as traffic still
- * arrives while an orchestrator stops a server. Returns how many were answered 200: each was served and
- * must have its event. Without this traffic, a server that forgets events it still owes at SIGTERM
+ * arrives while an orchestrator stops a server. Returns the users of those answered 200: each was served
+ * and must have its event. Without this traffic, a server that forgets events it still owes at SIGTERM
  * could pass by luck, when it happened to owe none as the load ended.
  */
-async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers: number): Promise<number> {
+async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers: number, onAnswer: () => void = () => {}): Promise<string[]> {
   let stopping = false;
   void stopped.finally(() => (stopping = true));
-  const run = randomUUID().slice(0, 8);
-  let answered = 0;
+  const answered: string[] = [];
   await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      for (let i = 0; !stopping; i++) {
-        const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/${CHECK_USERS}stop-${run}-${worker}-${i}`);
-        if (status === 200) answered += 1;
-        else await sleep(5); // refused: the server has stopped listening
+    Array.from({ length: workers }, async () => {
+      while (!stopping) {
+        // Named as the load names its users: nothing tells this traffic from the load's.
+        const user = loadUser(nextRequestId());
+        const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/${user}`);
+        if (status === 200) {
+          answered.push(user);
+          onAnswer();
+        } else await sleep(5); // refused: the server has stopped listening
       }
     }),
   );
@@ -222,15 +223,21 @@ async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers:
 async function afterLoad({ services, baseUrl, answered, answeredIds, probeAnswers, inFlightAtMost, stopServer }: AfterLoadContext): Promise<CheckResult> {
   const expect = new Expectations();
   const broker = services.get(BROKER) as BrokerContext;
-  // The probe's users are counted apart too: only the stop traffic's count from here.
-  const markedBefore = (await broker.counts()).marked;
   let exited!: () => void;
-  const traffic = trafficUntil(baseUrl, new Promise<void>((resolve) => (exited = resolve)), STOP_TRAFFIC_WORKERS);
+  let answeredNow: (() => void) | undefined;
+  const traffic = trafficUntil(baseUrl, new Promise<void>((resolve) => (exited = resolve)), STOP_TRAFFIC_WORKERS, () => answeredNow?.());
   await sleep(STOP_TRAFFIC_MS);
+  // SIGTERM the moment a decision has been answered: a server that forgets what it owes on SIGTERM then
+  // owes at least that one, unless its own flush fell in the instant between (a second's timer, ~0.1%).
+  await Promise.race([new Promise<void>((resolve) => (answeredNow = resolve)), sleep(2000)]);
   const exit = await stopServer();
   exited();
-  const duringStop = await traffic;
+  const stopUsers = await traffic;
+  const duringStop = stopUsers.length;
   const how = exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`;
+  // SIGKILL comes only when SIGTERM did not end it within 10 s: an orchestrator would have killed it with
+  // whatever it still owed, and the traffic after SIGTERM was served as if nothing had happened.
+  expect.expect(exit.signal !== 'SIGKILL', 'the server ends within 10 s of SIGTERM, as an orchestrator allows', `${how}: it was still running 10 s after SIGTERM`);
 
   // The probe decides too, before the load and after it.
   const least = answered + probeAnswers + duringStop;
@@ -247,12 +254,13 @@ async function afterLoad({ services, baseUrl, answered, answeredIds, probeAnswer
     `${fmt(least - counts.events)} events lost (counted ${(settled.waitedMs / 1000).toFixed(1)} s after the server exited)`,
   );
   // The requests abandoned at the end of each load phase were served but not counted, so a few lost
-  // events can hide in the totals above; the stop traffic is counted exactly. A server that forgets what
-  // it still owes the broker on SIGTERM loses the decisions answered last, which are stop traffic.
+  // events can hide in the totals above; the stop traffic's users are known one by one. A server that
+  // forgets what it still owes the broker on SIGTERM loses the decisions answered last, which are these.
+  const stopEvents = (await broker.arrivalsOf(stopUsers)).filter((times) => times.length > 0).length;
   expect.expect(
-    counts.marked - markedBefore >= duringStop,
-    `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(counts.marked - markedBefore)} events)`,
-    `${fmt(duringStop - (counts.marked - markedBefore))} events lost of the ${duringStop} decisions answered as the stop began`,
+    stopEvents >= duringStop,
+    `every decision answered while the server was being stopped has its event (${duringStop} answered, ${fmt(stopEvents)} of them with an event)`,
+    `${fmt(duringStop - stopEvents)} events lost of the ${duringStop} decisions answered as the stop began`,
   );
   // Counting says how many; what the load's events say, and how soon they came, is read from a sample.
   const sample = await broker.sample();
@@ -307,10 +315,10 @@ async function expectOwnEvents(expect: Expectations, broker: BrokerContext, answ
 /**
  * A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
  * it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
- * The checks' own traffic (users check-...: the probe's, and the after-load check's as it stops the
- * server) is counted apart, so its events can be counted exactly whatever the load sent before.
+ * It keeps when each user's events arrived: every request, the load's, the probe's and the stop traffic's,
+ * asks about a user of its own, named alike, so each answer is held to its own event.
  */
-const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, mark: { field: 'user', prefix: CHECK_USERS }, key: 'user' });
+const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, key: 'user' });
 
 export default defineExercise({
   id: '08-slow-on-an-idle-cpu',

@@ -11,7 +11,7 @@ import { constants, monitorEventLoopDelay, performance as nodePerformance, Perfo
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { isMainThread, threadId } from 'node:worker_threads';
+import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from 'node:worker_threads';
 import type { GcKindFigures, GcTotals, HarnessToProbe, IsolateFigures, ProbeToHarness, RuntimeFigures, SourceMapData } from './messages.ts';
 
 const SAMPLE_INTERVAL_MS = Number(process.env.HOTPATH_SAMPLE_MS ?? 1000);
@@ -221,6 +221,13 @@ function writeIsolateFigures(folder: string, reporting: boolean): void {
     () => gc,
     (heap) => (heapAfterGc = heap),
   );
+  // The worker threads it starts, each of which should write a file too: one that does not (started
+  // without the probe's preloads) would hide its GC and heap, and the harness says so.
+  const threads: Array<{ thread: number; at: number }> = [];
+  process.on('worker', (worker) => {
+    threads.push({ thread: worker.threadId, at: Date.now() });
+    write();
+  });
   const timer = setInterval(write, ISOLATE_FIGURES_MS).unref();
   function write() {
     const { idle, active } = nodePerformance.eventLoopUtilization();
@@ -236,6 +243,7 @@ function writeIsolateFigures(folder: string, reporting: boolean): void {
       heapUsed: heap.used_heap_size,
       heapTotal: heap.total_heap_size,
       ...(heapAfterGc !== undefined ? { heapAfterGc } : {}),
+      ...(threads.length > 0 ? { threads } : {}),
     };
     try {
       writeFileSync(`${file}.tmp`, JSON.stringify(figures));
@@ -256,7 +264,17 @@ function writeIsolateFigures(folder: string, reporting: boolean): void {
 const reportsOverIpc = Boolean(process.send) && process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_REPORTS === '1' && !cluster.isWorker && isMainThread;
 if (reportsOverIpc) delete process.env.HOTPATH_REPORTS;
 
-if (process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_ISOLATE_FIGURES) writeIsolateFigures(process.env.HOTPATH_ISOLATE_FIGURES, reportsOverIpc);
+/**
+ * Where this isolate writes its figures: from the environment, or, in a worker thread started with an
+ * environment of its own (`new Worker(file, { env: {} })`), from the data every worker gets a copy of.
+ */
+const ISOLATE_FOLDER_KEY = 'hotpath-isolate-figures';
+const isolateFolder =
+  process.env.HOTPATH_PROBE === '1' && process.env.HOTPATH_ISOLATE_FIGURES ? process.env.HOTPATH_ISOLATE_FIGURES : isMainThread ? undefined : (getEnvironmentData(ISOLATE_FOLDER_KEY) as string | undefined);
+if (isolateFolder) {
+  setEnvironmentData(ISOLATE_FOLDER_KEY, isolateFolder);
+  writeIsolateFigures(isolateFolder, reportsOverIpc);
+}
 
 // A cluster worker's IPC channel leads to its primary, not to the harness: a worker reports nothing and
 // answers nothing (its figures are not the harness's), and leaves its channel as the cluster set it up

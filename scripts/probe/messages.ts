@@ -62,6 +62,8 @@ export interface IsolateFigures {
   heapTotal: number;
   /** V8's used heap as the last collection left it; absent before the first. */
   heapAfterGc?: number;
+  /** The worker threads this isolate started, and when (ms since the epoch): each should write a file of its own. */
+  threads?: Array<{ thread: number; at: number }>;
 }
 
 export type ProbeToHarness =
