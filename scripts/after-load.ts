@@ -12,8 +12,9 @@ import { ALONE, type TurnTaker } from './turns.ts';
 const GRACEFUL_STOP_MS = 10_000;
 
 /** The correctness probe again, on the server the load left behind. */
-export function probeAgain(exercise: Exercise, { server, contexts }: Started, turns: TurnTaker = ALONE): Promise<CheckResult> {
-  return turns.take(() => runCheck((url) => exercise.manifest.check(url, { services: contexts, loadOver: true }), server.url));
+export function probeAgain(exercise: Exercise, { run, server, contexts }: Started, turns: TurnTaker = ALONE): Promise<CheckResult> {
+  const p50 = run.load?.latency.p50;
+  return turns.take(() => runCheck((url) => exercise.manifest.check(url, { services: contexts, loadOver: true, ...(p50 !== undefined ? { loadP50Ms: p50 } : {}) }), server.url));
 }
 
 /**

@@ -89,6 +89,8 @@ export interface CheckContext {
    * delay may drop it then, so that the checks wait for a backlog to arrive, not for it to drain slowly.
    */
   loadOver?: boolean;
+  /** After the load: the median latency its answers had (ms; the median of its turns'), when it was measured. */
+  loadP50Ms?: number;
 }
 
 /** What the after-load check gets: the services, and what the load and the probes asked of the server. */
