@@ -70,13 +70,14 @@ describe('statsd service', () => {
       expect(counts).toEqual({ byAddress: { '127.0.0.1': 2, '127.0.0.2': 1 }, byName: { 'decisions.requests': 2, 'decisions.latency_ms': 1 }, lines: 3 });
       expect(await statsd.arrivedBy('decisions.requests', [beforeFirst, betweenThem, Date.now()])).toEqual([0, 1, 2]);
       expect(await statsd.arrivedBy('decisions.assigned', [Date.now()])).toEqual([0]);
-      // And by what each line carried: its type and tags (sorted), how many, and their values' sum.
-      await sendLines('127.0.0.1', statsd.statsdPort, 'decisions.assigned:1|c|@0.5|#variant:grey,experiment:x\ndecisions.latency_ms:oops|ms');
+      // And by what each line carried: its type and tags (sorted), how many, their values' sum, and how
+      // many came with a sample rate under 1 (@1 is every line: not sampled).
+      await sendLines('127.0.0.1', statsd.statsdPort, 'decisions.assigned:1|c|@0.5|#variant:grey,experiment:x\ndecisions.latency_ms:oops|ms|@1');
       await waitForLines(statsd, 5, { quietMs: 500, limitMs: 5000 });
       expect(await statsd.shapes()).toEqual({
-        'decisions.requests': { 'c|': { lines: 1, sum: 1 }, 'c|variant:green': { lines: 1, sum: 1 } },
-        'decisions.latency_ms': { 'ms|': { lines: 2, sum: null } },
-        'decisions.assigned': { 'c|experiment:x,variant:grey': { lines: 1, sum: 1 } },
+        'decisions.requests': { 'c|': { lines: 1, sum: 1, sampled: 0 }, 'c|variant:green': { lines: 1, sum: 1, sampled: 0 } },
+        'decisions.latency_ms': { 'ms|': { lines: 2, sum: null, sampled: 0 } },
+        'decisions.assigned': { 'c|experiment:x,variant:grey': { lines: 1, sum: 1, sampled: 1 } },
       });
       await expect(statsd.arrivedBy('decisions.requests', [Number.NaN])).rejects.toThrow(/answered 400/);
 

@@ -123,9 +123,11 @@ const METRIC_TYPES: Record<string, string[]> = {
 function shapesSince(now: StatsdShapes, since: StatsdShapes = {}): StatsdShapes {
   const result: StatsdShapes = {};
   for (const [name, byShape] of Object.entries(now)) {
-    for (const [shape, { lines, sum }] of Object.entries(byShape)) {
-      const before = since[name]?.[shape] ?? { lines: 0, sum: 0 };
-      if (lines > before.lines) (result[name] ??= {})[shape] = { lines: lines - before.lines, sum: sum === null || before.sum === null ? null : sum - before.sum };
+    for (const [shape, { lines, sum, sampled }] of Object.entries(byShape)) {
+      const before = since[name]?.[shape] ?? { lines: 0, sum: 0, sampled: 0 };
+      if (lines > before.lines) {
+        (result[name] ??= {})[shape] = { lines: lines - before.lines, sum: sum === null || before.sum === null ? null : sum - before.sum, sampled: sampled - before.sampled };
+      }
     }
   }
   return result;
@@ -144,6 +146,14 @@ function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: 
     const byShape = Object.entries(shapes[name] ?? {});
     const wrongType = byShape.filter(([shape]) => !METRIC_TYPES[name]!.includes(shape.split('|')[0]!)).reduce((sum, [, s]) => sum + s.lines, 0);
     if (wrongType > 0) problems.push(`${name}: ${n(wrongType)} lines not of type ${METRIC_TYPES[name]!.join(' or ')} (${byShape.map(([shape]) => shape.split('|')[0] || 'none').join(', ')})`);
+    // One line for each decision (the counts by time hold them to that), so none may stand for more or less.
+    const sampled = byShape.reduce((sum, [, s]) => sum + s.sampled, 0);
+    if (sampled > 0) problems.push(`${name}: ${n(sampled)} lines sent with a sample rate under 1, which StatsD scales up: each reads as more than one decision`);
+    if (METRIC_TYPES[name]!.includes('c')) {
+      const lines = byShape.reduce((sum, [, s]) => sum + s.lines, 0);
+      const total = byShape.reduce((sum, [, s]) => (s.sum === null ? NaN : sum + s.sum), 0);
+      if (total !== lines) problems.push(`${name}: ${n(lines)} lines that count ${Number.isFinite(total) ? n(total) : 'no number'}, where each decision counts 1`);
+    }
     if (METRIC_TYPES[name]!.includes('ms')) {
       const lines = byShape.reduce((sum, [, s]) => sum + s.lines, 0);
       const total = byShape.reduce((sum, [, s]) => (s.sum === null ? NaN : sum + s.sum), 0);

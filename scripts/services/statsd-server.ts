@@ -41,10 +41,11 @@ const upstreamStats = { requests: 0, connections: 0 };
 const MAX_NAMES = 1000;
 /**
  * What the lines of each name carried, by their type and tags (`ms|experiment:a,variant:b`, tags sorted):
- * how many, and the sum of their values (NaN once one is not a number). Kept for the first MAX_SHAPES of
+ * how many, the sum of their values (NaN once one is not a number), and how many carried a sample rate
+ * under 1. Kept for the first MAX_SHAPES of
  * each name; a line past them counts under `other`.
  */
-const shapes = new Map<string, Map<string, { lines: number; sum: number }>>();
+const shapes = new Map<string, Map<string, { lines: number; sum: number; sampled: number }>>();
 const MAX_SHAPES = 100;
 /** When each counted line arrived (Date.now()), by name, in arrival order: to count them by a time. */
 const arrivals = new Map<string, number[]>();
@@ -179,9 +180,12 @@ function tally(name: string, rest: string): void {
   let byShape = shapes.get(name);
   if (!byShape) shapes.set(name, (byShape = new Map()));
   const key = byShape.size < MAX_SHAPES || byShape.has(`${type}|${tags}`) ? `${type}|${tags}` : 'other';
-  const shape = byShape.get(key) ?? { lines: 0, sum: 0 };
+  const shape = byShape.get(key) ?? { lines: 0, sum: 0, sampled: 0 };
   shape.lines += 1;
   shape.sum += value.trim() === '' ? NaN : Number(value);
+  // A sample rate under 1 (`@0.1`): StatsD scales the line up, so it stands for more than one event.
+  const rate = fields.find((field) => field.startsWith('@'));
+  if (rate !== undefined && !(Number(rate.slice(1)) >= 1)) shape.sampled += 1;
   byShape.set(key, shape);
 }
 

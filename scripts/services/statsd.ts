@@ -44,8 +44,11 @@ export interface StatsdCounts {
   lines: number;
 }
 
-/** Each metric's lines by shape, `<type>|<tags, sorted>` (`c|experiment:a,variant:b`): how many and their values' sum (NaN if one was not a number). */
-export type StatsdShapes = Record<string, Record<string, { lines: number; sum: number | null }>>;
+/**
+ * Each metric's lines by shape, `<type>|<tags, sorted>` (`c|experiment:a,variant:b`): how many, their values'
+ * sum (NaN if one was not a number), and how many carried a sample rate under 1 (`@0.1`).
+ */
+export type StatsdShapes = Record<string, Record<string, { lines: number; sum: number | null; sampled: number }>>;
 
 export interface StatsdState {
   dns: { server: string; latencyMs: number; answersPerSecond: number; ttlSeconds: number; queries: number; duplicates: number; answered: number; waiting: number; waitingPeak: number };
