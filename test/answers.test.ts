@@ -181,8 +181,8 @@ describe('a load whose path has an id', () => {
       expect(asked.every((path) => /^\/users\/u-[0-9a-f]{6}[0-9a-z]+$/.test(path))).toBe(true);
       expect(new Set(asked).size).toBe(asked.length);
       // Each sample's id is the one its request asked with, and so is each answer's.
-      // autocannon sends a rate's requests of a second in bursts: few sampling moments in one second.
-      expect(sampler.samples.length).toBeGreaterThan(2);
+      // autocannon sends a rate's requests of a second in bursts: one or two sampling moments in the second.
+      expect(sampler.samples.length).toBeGreaterThanOrEqual(2);
       for (const sample of sampler.samples) expect(JSON.parse(sample.body).url).toBe(`/users/u-${sample.id}`);
       const answers = timeline.answeredIds();
       expect(answers.length).toBeGreaterThanOrEqual(asked.length - profile.connections);
