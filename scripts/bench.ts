@@ -3,6 +3,7 @@
 // author check, so they all measure the same way. This module chooses how the servers are measured (in
 // turns, side by side, or one after another); measuring them is in measure-*.ts.
 import { readFileSync } from 'node:fs';
+import { judgeBeforeListening } from './before-listening.ts';
 import type { BenchOptions, ServerChoice, ServerSpec } from './bench-options.ts';
 import type { Exercise } from './exercises.ts';
 import { measureInTurns } from './measure-in-turns.ts';
@@ -15,7 +16,7 @@ import { startAndProbe } from './start-and-probe.ts';
 import { turnsOf } from './steady-turns.ts';
 import { Turns } from './turns.ts';
 import { UsageError } from './usage-error.ts';
-import { honestyProblems, judge, verdictsPass, verdictsTooClose } from './verdict.ts';
+import { honestyProblems, judge, judgedServer, verdictsPass, verdictsTooClose } from './verdict.ts';
 
 export type { BenchEvent, BenchOptions, ServerChoice, ServerSpec } from './bench-options.ts';
 
@@ -150,6 +151,7 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
     await services.stop();
   }
   const judging = options.judge !== false && !options.checkOnly;
+  if (judging) judgeBeforeListening(runs, judgedServer);
   const verdicts = judging ? judge(exercise.manifest, runs) : [];
   const clean = runs.every((run) =>
     options.checkOnly ? !run.failure && (run.check?.ok ?? true) : honestyProblems(run).length === 0,

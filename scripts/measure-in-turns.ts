@@ -11,7 +11,7 @@ import { besideFreshCopy } from './fresh-copy.ts';
 import { waitUntilIdle } from './idle.ts';
 import type { LoadProgress } from './load.ts';
 import type { ServerRun } from './result.ts';
-import { noteCrash, noteUnseenThreads, withFailure } from './run-failure.ts';
+import { noteCrash, noteIsolates, withFailure } from './run-failure.ts';
 import { startServices, type Services } from './services/index.ts';
 import { startAndProbe, type Started } from './start-and-probe.ts';
 import { combineHeap, combineRuntime, combineTurns, loadInTurns, turnLoad, warmUpInTurns, type Contender } from './steady-turns.ts';
@@ -100,7 +100,7 @@ async function afterTurns(exercise: Exercise, contender: InTurns, options: Bench
   const { manifest } = exercise;
   const { run, server } = contender;
   try {
-    noteUnseenThreads(run, server);
+    noteIsolates(run, server);
     if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
     // The probe again, for a server that is judged: a reference's answers under load are checked, but
     // its probe after the load would wait out the backlog that is its bug (02's uploads: 20 s).

@@ -10,7 +10,7 @@ import { measureRamp } from './measure-ramp.ts';
 import { measureSoak } from './measure-soak.ts';
 import { measureSteady } from './measure-steady.ts';
 import type { ServerRun } from './result.ts';
-import { noteCrash, noteUnseenThreads, withFailure } from './run-failure.ts';
+import { noteCrash, noteIsolates, withFailure } from './run-failure.ts';
 import type { Services } from './services/index.ts';
 import { startAndProbe, type Started } from './start-and-probe.ts';
 import { ALONE, type TurnTaker } from './turns.ts';
@@ -38,7 +38,7 @@ export async function measureStarted(exercise: Exercise, started: Started, optio
     await measureOneWay(exercise, started, options, turns);
     // A server that died under the load has its crash noted in its run: nothing after the load can be judged.
     if (server.exit()) return run;
-    noteUnseenThreads(run, server);
+    noteIsolates(run, server);
     if (judgedServer(run)) {
       if (manifest.load.settleAfterWarmup) await waitUntilIdle(server);
       run.checkAfterLoad = await probeAgain(exercise, started, turns);

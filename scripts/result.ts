@@ -74,6 +74,7 @@ export interface ServerRun {
   /** In turns: what its processes did while the other servers took their turns (between-turns.ts). */
   betweenTurns?: BetweenTurns;
   othersInTurns?: OthersInTurns;
+  beforeListening?: BeforeListening;
   /** Worker threads it started that wrote no figures ("process P, thread T"): their GC and heap were not counted. */
   unseenThreads?: string[];
   /** Second by second over both phases, for the doctor's reading of a plain `run --load` (doctor/seconds.ts). */
@@ -92,6 +93,14 @@ export interface OthersInTurns {
   cores: number;
   other?: number;
   otherLabel?: string;
+}
+
+/** A server's processes' CPU from their start until it listened, and its isolates (scripts/before-listening.ts). */
+export interface BeforeListening {
+  cpuSeconds: number;
+  isolates: number;
+  /** The most a judged server may use, from the shipped server's per isolate. */
+  atMost?: number;
 }
 
 export interface BetweenTurns {

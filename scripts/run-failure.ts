@@ -17,8 +17,12 @@ export function withFailure(run: ServerRun, error: unknown, output?: string): Se
   return { ...run, failure: message, output: startOutput || output || undefined };
 }
 
-/** Notes the worker threads the server started that the probe could not see (their GC and heap uncounted). */
-export function noteUnseenThreads(run: ServerRun, server: RunningServer): void {
+/**
+ * Notes what the server's isolates show once it has been loaded: the worker threads it started that the
+ * probe could not see (their GC and heap uncounted), and its CPU before it listened, per isolate.
+ */
+export function noteIsolates(run: ServerRun, server: RunningServer): void {
   const unseen = server.unseenThreads();
   if (unseen.length > 0) run.unseenThreads = unseen;
+  run.beforeListening = { cpuSeconds: server.cpuBeforeListening, isolates: Math.max(1, server.isolates()) + unseen.length };
 }

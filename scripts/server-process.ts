@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandSpawn, type CommandStart } from './command-start.ts';
 import { gcSoFar, readIsolates, unseenThreads, withOtherIsolates } from './isolate-figures.ts';
-import { processStat, processTree, type ProcessStat } from './machine-load.ts';
+import { processStat, processTree, processTreeTicks, TICKS_PER_SECOND, type ProcessStat } from './machine-load.ts';
 import { isProbeMessage, type IsolateFigures, type RuntimeFigures, type SourceMapData } from './probe/messages.ts';
 
 const TSX_LOADER = import.meta.resolve('tsx');
@@ -70,6 +70,10 @@ export interface RunningServer {
   loops(): Map<number, IsolateFigures>;
   /** Worker threads the server started that wrote no figures (isolate-figures.ts): their GC and heap go uncounted. */
   unseenThreads(): string[];
+  /** Its processes' CPU from their start until it listened (seconds). */
+  cpuBeforeListening: number;
+  /** Its isolates so far: each process's main thread and each worker thread that wrote figures. */
+  isolates(): number;
   /** SIGTERM to the server's process group, SIGKILL after `graceMs` (default 2 s). */
   stop(graceMs?: number): Promise<ServerExit>;
   /** Source maps of these files as the server loaded them (by file URL); empty without an answer. */
@@ -279,8 +283,11 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     await stop();
     throw error;
   }
+  const cpuBeforeListening = [...processTreeTicks(child.pid!, markers.get(child))].reduce((sum, [, ticks]) => sum + ticks, 0) / TICKS_PER_SECOND;
 
   return {
+    cpuBeforeListening,
+    isolates: () => readIsolates(isolateFolder).length,
     pid: child.pid!,
     envMarker: markers.get(child)!,
     port,

@@ -4,6 +4,7 @@ import { stageHoldsHere, targetRecord, type ExerciseManifest, type Target } from
 import type { Metric } from './metric.ts';
 import type { Reference, ServerRun, ServerVerdict, TargetRecord, TargetResult } from './result.ts';
 import { answerProblems } from './answers.ts';
+import { beforeListeningProblem } from './before-listening.ts';
 import { betweenTurnsProblem } from './between-turns.ts';
 import { othersInTurnsProblem } from './others-during-turns.ts';
 import { median, medianInterval } from './stats.ts';
@@ -76,6 +77,8 @@ export function honestyProblems(run: ServerRun): string[] {
       `worker threads the probe could not see: ${run.unseenThreads.join('; ')} wrote no figures (started without the probe's preloads, e.g. \`execArgv: []\`), so their GC and heap were not counted; start workers with the default execArgv`,
     );
   }
+  const early = beforeListeningProblem(run);
+  if (early) problems.push(early);
   const rest = betweenTurnsProblem(run);
   if (rest) problems.push(rest);
   const others = othersInTurnsProblem(run);

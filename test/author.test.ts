@@ -34,12 +34,12 @@ for (const exercise of exercises) {
         const [tag, target] = wrongFixTag(file) ?? [];
         return tag === 'verdict' ? [{ file, target: target! }] : [];
       });
-  // Known-wrong fixes that work while the other servers take their turns: judged in this run too.
+  // Known-wrong fixes that work while the other servers take their turns, or before they listen: judged in this run too.
   const ahead = STAGES_ONLY
     ? []
     : wrongFixFiles(id).flatMap((file) => {
         const [tag, reason] = wrongFixTag(file) ?? [];
-        return tag === 'between-turns' ? [{ file, reason: reason! }] : [];
+        return tag === 'between-turns' || tag === 'before-listening' ? [{ file, reason: reason! }] : [];
       });
 
   describe(`author check: ${id}`, () => {

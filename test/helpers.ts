@@ -34,12 +34,13 @@ export function shippedAsMine(exercise: Exercise): ServerSpec {
  * The tags a known-wrong fix in test/wrong-fixes/NN-slug/ names its failure with: the probe before any load,
  * what the load received or the probe after it, the exercise's after-load check (wrong-fixes.test.ts), or,
  * in the author check's run, where the servers take turns (author.test.ts): a target of the goal it misses
- * (fast, answering right, and still not fixed), or the work it did while the others took their turns.
+ * (fast, answering right, and still not fixed), the work it did while the others took their turns, or the
+ * work it did before it listened (both held to the shipped server's in the same run).
  */
-export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict', 'between-turns'] as const;
+export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict', 'between-turns', 'before-listening'] as const;
 
 /** The tags of known-wrong fixes judged in the author check's run, not in the known-wrong fixes' own. */
-export const IN_TURNS_TAGS: readonly WrongFixTag[] = ['verdict', 'between-turns'];
+export const IN_TURNS_TAGS: readonly WrongFixTag[] = ['verdict', 'between-turns', 'before-listening'];
 export type WrongFixTag = (typeof WRONG_FIX_TAGS)[number];
 
 /** The known-wrong fixes of an exercise, as absolute paths. */
@@ -63,6 +64,12 @@ export function wrongFixTag(file: string): [tag: WrongFixTag, reason: string] | 
 export function wrongFixSeconds(file: string): number | undefined {
   const seconds = /^\/\/ measured-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1];
   return seconds === undefined ? undefined : Number(seconds);
+}
+
+/** The load's rate a known-wrong fix asks for (`// load-rate: <req/s>`), when its server ages by the clock, not by the requests. */
+export function wrongFixRate(file: string): number | undefined {
+  const rate = /^\/\/ load-rate: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1];
+  return rate === undefined ? undefined : Number(rate);
 }
 
 export function wrongFixSpec(exercise: Exercise, file: string): ServerSpec {

@@ -3,6 +3,7 @@ import { closingAdvice } from '../scripts/commands/verify.ts';
 import type { RunReport } from '../scripts/result.ts';
 import { findReference, honestyProblems, judge, judgeTarget, stretchStage } from '../scripts/verdict.ts';
 import { keptOf } from '../scripts/fresh-copy.ts';
+import { judgeBeforeListening } from '../scripts/before-listening.ts';
 import { judgeBetweenTurns, REST_CORES } from '../scripts/between-turns.ts';
 import { judgeOthersInTurns, OTHERS_GAP_CORES } from '../scripts/others-during-turns.ts';
 import { cpuPerAnswer } from '../scripts/metrics/cpu-per-answer.ts';
@@ -41,6 +42,29 @@ describe('verdict', () => {
     judgeBetweenTurns(all, (run) => run.role === 'stage');
     expect(stage2!.betweenTurns!.atMost).toBeCloseTo(0.8);
     expect(honestyProblems(stage2!)).toEqual([]);
+  });
+
+  it("fails a judged server that worked before it listened, per isolate, against the shipped server's start", () => {
+    const [broken, stage1, stage2, ceiling] = runs();
+    const all = [broken!, stage1!, stage2!, ceiling!];
+    broken!.beforeListening = { cpuSeconds: 0.8, isolates: 1 };
+    stage1!.beforeListening = { cpuSeconds: 2.6, isolates: 1 };
+    // A cluster of eight: eight starts, each about the shipped server's.
+    stage2!.beforeListening = { cpuSeconds: 7.5, isolates: 9 };
+    ceiling!.beforeListening = { cpuSeconds: 20, isolates: 1 };
+    judgeBeforeListening(all, (run) => run.role === 'stage');
+    expect(stage1!.beforeListening!.atMost).toBeCloseTo(2.9);
+    expect(honestyProblems(stage1!)).toEqual([]);
+    expect(stage2!.beforeListening!.atMost).toBeCloseTo(9 * 2.9);
+    expect(honestyProblems(stage2!)).toEqual([]);
+    expect(ceiling!.beforeListening!.atMost).toBeUndefined();
+    stage1!.beforeListening = { cpuSeconds: 8.1, isolates: 2 };
+    judgeBeforeListening(all, (run) => run.role === 'stage');
+    expect(honestyProblems(stage1!).join('\n')).toMatch(/^before it listened: its processes used 8\.1 s of CPU \(2 isolates; at most 5\.8 s, from the shipped server's\)/);
+    // Without the shipped server in the run, nothing to hold it to.
+    stage1!.beforeListening = { cpuSeconds: 8.1, isolates: 2 };
+    judgeBeforeListening([stage1!, ceiling!], (run) => run.role === 'stage');
+    expect(stage1!.beforeListening!.atMost).toBeUndefined();
   });
 
   it("fails a judged server whose turns were quieter than another server's: other programs ran while only that one was loaded", () => {

@@ -16,7 +16,7 @@ import { runBench } from '../scripts/bench.ts';
 import { loadAllExercises } from '../scripts/exercises.ts';
 import { turnLoad } from '../scripts/steady-turns.ts';
 import { honestyProblems } from '../scripts/verdict.ts';
-import { IN_TURNS_TAGS, WRONG_FIX_TAGS, wrongFixFiles, wrongFixSeconds, wrongFixSpec, wrongFixTag } from './helpers.ts';
+import { IN_TURNS_TAGS, WRONG_FIX_TAGS, wrongFixFiles, wrongFixRate, wrongFixSeconds, wrongFixSpec, wrongFixTag } from './helpers.ts';
 
 const exercises = await loadAllExercises();
 
@@ -68,7 +68,9 @@ for (const exercise of exercises) {
       }
       // A fix whose failure only shows once the server has aged asks for a longer measured phase.
       const seconds = wrongFixSeconds(file) ?? brief.manifest.load.durationSeconds;
-      const aged = { ...brief, manifest: { ...brief.manifest, load: { ...brief.manifest.load, durationSeconds: seconds } } };
+      // And one that ages by the clock needs no more requests for it: a lower rate spares the cores.
+      const rate = wrongFixRate(file) ?? brief.manifest.load.rate;
+      const aged = { ...brief, manifest: { ...brief.manifest, load: { ...brief.manifest.load, durationSeconds: seconds, rate } } };
       const [server] = (await runBench(aged, [wrongFixSpec(exercise, file)], { judge: false, loadSlot: loaded })).servers;
       expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
       expect(server!.check?.ok, `should pass the probe before the load: ${server!.check?.failures.join('; ')}`).toBe(true);

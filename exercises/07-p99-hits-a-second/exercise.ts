@@ -250,7 +250,7 @@ const QUIET = { clients: 1, pauseMs: 100, leadMs: 0, what: 'one decision at a ti
  * And the record moves back while decisions come at a busy service's pace, a second into it: a client must
  * not follow the record only when it is quiet.
  */
-const BUSY = { clients: 8, pauseMs: 0, leadMs: 1000, what: 'eight clients without a pause' };
+const BUSY = { clients: 8, pauseMs: 10, leadMs: 1000, what: 'eight clients, each 10 ms after its last answer' };
 
 /**
  * After the record moves, metrics must follow it within its TTL plus a second. Keeps deciding at `pace`

@@ -1,7 +1,8 @@
-// Wrong: stage 2's TTL-aware lookup cache, but while the service is busy (more than 10 decisions within
-// 250 ms) a cached address never expires: the StatsD address it has holds for as long as the traffic
-// lasts, and a record moved while the service is busy is followed only once it is quiet.
-// after-load: metrics follow the StatsD record within its TTL + 1 s (3 s), eight clients without a pause
+// Wrong: stage 2's TTL-aware lookup cache, but while the service is busy (more than 20 decisions within a
+// second) a cached address never expires: the StatsD address it has holds for as long as the traffic lasts,
+// and a record moved while the service is busy is followed only once it is quiet. (Busy over 250 ms, a
+// moment's stall on a shared machine let it follow the record in one suite run.)
+// after-load: metrics follow the StatsD record within its TTL + 1 s (3 s), eight clients
 // The first import is the platform's name resolution (the machine's resolver, here): keep it.
 import '../../../exercises/07-p99-hits-a-second/platform-dns.ts';
 import type { SocketOptions } from 'node:dgram';
@@ -20,8 +21,8 @@ const dnsCache = new CacheableLookup();
 const recent: number[] = [];
 function busy(): boolean {
   const now = performance.now();
-  while (recent.length > 0 && recent[0]! < now - 250) recent.shift();
-  return recent.length > 10;
+  while (recent.length > 0 && recent[0]! < now - 1000) recent.shift();
+  return recent.length > 20;
 }
 /** The last address each name resolved to, kept as long as the service is busy. */
 const kept = new Map<string, string>();
