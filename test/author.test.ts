@@ -39,7 +39,7 @@ for (const exercise of exercises) {
     ? []
     : wrongFixFiles(id).flatMap((file) => {
         const [tag, reason] = wrongFixTag(file) ?? [];
-        return tag === 'between-turns' || tag === 'before-listening' ? [{ file, reason: reason! }] : [];
+        return tag === 'between-turns' || tag === 'before-listening' || tag === 'in-turns' ? [{ file, reason: reason! }] : [];
       });
 
   describe(`author check: ${id}`, () => {

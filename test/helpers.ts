@@ -37,10 +37,13 @@ export function shippedAsMine(exercise: Exercise): ServerSpec {
  * (fast, answering right, and still not fixed), the work it did while the others took their turns, or the
  * work it did before it listened (both held to the shipped server's in the same run).
  */
-export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict', 'between-turns', 'before-listening'] as const;
+export const WRONG_FIX_TAGS = ['probe', 'under-load', 'after-load', 'verdict', 'between-turns', 'before-listening', 'in-turns'] as const;
 
-/** The tags of known-wrong fixes judged in the author check's run, not in the known-wrong fixes' own. */
-export const IN_TURNS_TAGS: readonly WrongFixTag[] = ['verdict', 'between-turns', 'before-listening'];
+/**
+ * The tags of known-wrong fixes judged in the author check's run, not in the known-wrong fixes' own.
+ * `in-turns`: a problem found after a load in turns, which the known-wrong fixes' busier run cannot show.
+ */
+export const IN_TURNS_TAGS: readonly WrongFixTag[] = ['verdict', 'between-turns', 'before-listening', 'in-turns'];
 export type WrongFixTag = (typeof WRONG_FIX_TAGS)[number];
 
 /** The known-wrong fixes of an exercise, as absolute paths. */

@@ -58,12 +58,14 @@ for (const exercise of exercises) {
     });
 
     it.for(rejectedHere.map((file) => [path.basename(file, '.ts'), file] as const))('%s is rejected for its named reason', { timeout: 120_000 }, async ([, file]) => {
-      const [tag, reason] = wrongFixTag(file)!;
+      const [tag, named] = wrongFixTag(file)!;
+      // A file may name two reasons (`a | b`) where its mechanism shows as either, by how much load it got.
+      const reasons = named.split(' | ');
       if (tag === 'probe') {
         const [server] = (await probed(() => runBench(exercise, [wrongFixSpec(exercise, file)], { checkOnly: true }))).servers;
         expect(server!.failure, `should start and answer: ${server!.failure}\n${server!.output}`).toBeUndefined();
         expect(server!.check?.ok, 'passed the correctness probe').toBe(false);
-        expect(server!.check!.failures.join('\n')).toContain(reason);
+        expect(reasons.some((reason) => server!.check!.failures.join('\n').includes(reason)), `${server!.check!.failures.join('; ')} names none of: ${named}`).toBe(true);
         return;
       }
       // A fix whose failure only shows once the server has aged asks for a longer measured phase.
@@ -80,10 +82,11 @@ for (const exercise of exercises) {
         const problems = honestyProblems(server!).filter(
           (p) => p.startsWith('under load') || p.startsWith('the correctness probe after the load') || p.startsWith('worker threads the probe could not see'),
         );
-        expect(problems.join('\n'), `was not rejected under load (${reached})`).toContain(reason);
+        expect(reasons.some((reason) => problems.join('\n').includes(reason)), `was not rejected under load (${reached}) for: ${named}`).toBe(true);
       } else {
         expect(server!.afterLoad?.ok, `passed the after-load check (${reached}): ${server!.afterLoad?.passed.join('; ')}`).toBe(false);
-        expect(server!.afterLoad!.failures.join('\n'), `rejected, but not for its named reason (${reached})`).toContain(reason);
+        const failures = server!.afterLoad!.failures.join('\n');
+        expect(reasons.some((reason) => failures.includes(reason)), `rejected, but not for its named reason (${reached}): ${failures}`).toBe(true);
       }
     });
   });

@@ -2,11 +2,9 @@
 // each built for its request from its handler in site.ts, but only while the server is busy (20 requests
 // within 100 ms, or another still in flight). Alone, a page goes down the grown router like a missing
 // file, a row or a title, so every one of them takes about as long as a page when asked one at a time.
-// under-load: the page asked alone is as quick as under load
-// measured-seconds: 24
-// load-rate: 300
-// (Its app must be old enough for a page alone to show its walk down the router beside the p50 of a load
-// that shares the machine with other known-wrong fixes: at 12 s it read 10.7 ms against 3.0 ms allowed.)
+// in-turns: the page asked alone is as quick as under load
+// (Judged in the author check's run: beside the other known-wrong fixes' loads the load's p50 grew with the
+// machine's queue, and the file went unrejected in a CI run; in turns it read 33.5 ms against 3.7 allowed.)
 import express from 'express';
 import {
   DEFAULT_ROUTES_FILE,
