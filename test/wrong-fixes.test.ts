@@ -82,7 +82,7 @@ for (const exercise of exercises) {
         const problems = honestyProblems(server!).filter(
           (p) => p.startsWith('under load') || p.startsWith('the correctness probe after the load') || p.startsWith('worker threads the probe could not see'),
         );
-        expect(reasons.some((reason) => problems.join('\n').includes(reason)), `was not rejected under load (${reached}) for: ${named}`).toBe(true);
+        expect(reasons.some((reason) => problems.join('\n').includes(reason)), `was not rejected under load (${reached}) for: ${named}; its problems: ${honestyProblems(server!).join('; ') || 'none'}`).toBe(true);
       } else {
         expect(server!.afterLoad?.ok, `passed the after-load check (${reached}): ${server!.afterLoad?.passed.join('; ')}`).toBe(false);
         const failures = server!.afterLoad!.failures.join('\n');

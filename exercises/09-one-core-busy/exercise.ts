@@ -110,16 +110,19 @@ async function check(baseUrl: string): Promise<CheckResult> {
   // differs by the recursion's milliseconds; cached, by the machine's noise, as often one way as the other.
   // The median pair is judged (the difference of the fastest of each let a cache through on a busy
   // machine: its fastest 1 and its fastest WORK_N need not come from the same moment).
-  // The load's n likewise, so that an answer kept for that n alone shows.
+  // Then the load's n likewise, 1 first, so that an answer kept for that n alone shows. Not right after
+  // WORK_N: on a busy machine the scheduler makes a process that has just run WORK_N's recursion wait its
+  // turn, and a kept answer asked next read a few milliseconds slower than the 1 after it, one run in three.
   const tries = 4 * os.availableParallelism() + 1;
   const pairs: number[] = [];
   const loadPairs: number[] = [];
   for (let i = 0; i < tries; i++) {
     const work = (await timedGet(`${baseUrl}/fibonacci/${WORK_N}`)).ms;
-    const loads = (await timedGet(`${baseUrl}/fibonacci/${LOAD_N}`)).ms;
+    pairs.push(work - (await timedGet(`${baseUrl}/fibonacci/1`)).ms);
+  }
+  for (let i = 0; i < tries; i++) {
     const one = (await timedGet(`${baseUrl}/fibonacci/1`)).ms;
-    pairs.push(work - one);
-    loadPairs.push(loads - one);
+    loadPairs.push((await timedGet(`${baseUrl}/fibonacci/${LOAD_N}`)).ms - one);
   }
   const loadAtLeast = Math.max(LOAD_WORK_MS, (LOAD_WORK_SHARE * median(pairs)) / ((1 + Math.sqrt(5)) / 2) ** (WORK_N - LOAD_N));
   for (const [n, atLeast, typical] of [[WORK_N, WORK_MS, median(pairs)], [LOAD_N, loadAtLeast, median(loadPairs)]] as const) {

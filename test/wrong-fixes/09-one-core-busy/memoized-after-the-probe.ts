@@ -1,5 +1,5 @@
-// Wrong: one worker per core, and once a worker has served more requests than the probe sends (27 on two
-// cores, 8 more per core) it keeps every answer it computes: the probe's requests do the work, the load's
+// Wrong: one worker per core, and once a worker has served more requests than the probe sends (45 on two
+// cores, 16 more per core) it keeps every answer it computes: the probe's requests do the work, the load's
 // after that do none. A fixed 100 once passed the probe after the load: with eight known-wrong fixes
 // sharing the two cores, the worker that answered it had not served 100 yet.
 // under-load: every request does the work
@@ -15,8 +15,11 @@ function fibonacci(n: number): number {
 // fibonacci(40) takes about a second here; anything larger would let one request hold the service.
 const MAX_N = 40;
 
-/** More than the probe sends: 6 answers, 3 refusals and 4 pairs per core plus one (exercise.ts), and a few more. */
-const AFTER = 8 * os.availableParallelism() + 20;
+/**
+ * More than the probe sends: 6 answers, 3 refusals, then 4 pairs per core plus one for 35 and as many for
+ * 30 (exercise.ts), and a few more.
+ */
+const AFTER = 16 * os.availableParallelism() + 30;
 
 function serve(): void {
   const server = restify.createServer({ name: 'fibonacci' });
