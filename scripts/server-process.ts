@@ -196,7 +196,11 @@ async function startOn(file: string, options: StartOptions, port: number): Promi
     // Ctrl-C in the terminal reaches the harness, which then ends the server in order.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...env, ...how.env, PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_REPORTS: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
+    // ESBUILD_WORKER_THREADS: where Node runs module hooks on the main thread (22 and 24), tsx compiles a
+    // file it has not cached there, and esbuild's synchronous calls start a worker thread of their own,
+    // without the probe: the server would fail as one whose threads the probe could not see. Without
+    // threads, esbuild runs its binary for each such file instead.
+    env: { ...env, ...how.env, ESBUILD_WORKER_THREADS: '0', PORT: String(port), HOTPATH_PROBE: '1', HOTPATH_REPORTS: '1', HOTPATH_ISOLATE_FIGURES: isolateFolder },
   });
   live.add(child);
   markers.set(child, `HOTPATH_ISOLATE_FIGURES=${isolateFolder}`);

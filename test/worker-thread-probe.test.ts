@@ -2,11 +2,17 @@
 // a worker thread's or a forked child's GC and heap are added to the reporting probe's figures
 // (scripts/isolate-figures.ts), a thread's file does not take its process's place, a forked child's probe
 // keeps off its parent's channel, and a worker thread in TypeScript loads on every Node.
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gcSoFar, unseenThreads, withOtherIsolates } from '../scripts/isolate-figures.ts';
 import type { GcTotals, IsolateFigures, RuntimeFigures } from '../scripts/probe/messages.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
 import { fixture } from './helpers.ts';
+import { tempFolder } from './temp-folder.ts';
+
+const folder = tempFolder('hotpath-thread-probe-');
 
 const gc = (minor: number, ms = minor): GcTotals => ({ minor: { count: minor, ms }, major: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } });
 const isolate = (pid: number, thread: number, minor: number, extra: Partial<IsolateFigures> = {}): IsolateFigures => ({
@@ -110,5 +116,24 @@ describe('server process: a server with a worker thread in TypeScript', () => {
       await bare.stop();
     }
     expect(liveServerCount()).toBe(0);
+  }, 30_000);
+});
+
+describe('server process: a server file tsx has not compiled before', () => {
+  // Node 22 and 24 run tsx's hooks on the main thread, where esbuild's synchronous compile of a file not
+  // in tsx's cache starts a thread of its own without the probe (server-process.ts). On Node 20 the hooks
+  // have their own thread, so this holds there either way; `scripts/with-node.sh 24.22.3` runs it there.
+  it('is not taken for a server with a thread the probe could not see', async () => {
+    const file = path.join(folder(), 'fresh-server.ts');
+    writeFileSync(file, `// ${randomUUID()}\nimport http from 'node:http';\nconst answer: string = 'fresh';\nhttp.createServer((_req, res) => res.end(answer)).listen(Number(process.env.PORT), '127.0.0.1');\n`);
+    const server = await startServer(file);
+    try {
+      expect(await (await fetch(server.url)).text()).toBe('fresh');
+      // A thread is given 3 s to write its first figures.
+      await new Promise((resolve) => setTimeout(resolve, 3300));
+      expect(server.unseenThreads()).toEqual([]);
+    } finally {
+      await server.stop();
+    }
   }, 30_000);
 });
