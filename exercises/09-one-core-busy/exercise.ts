@@ -112,7 +112,7 @@ async function check(baseUrl: string): Promise<CheckResult> {
   // machine: its fastest 1 and its fastest WORK_N need not come from the same moment).
   // Then the load's n likewise, 1 first, so that an answer kept for that n alone shows. Not right after
   // WORK_N: on a busy machine the scheduler makes a process that has just run WORK_N's recursion wait its
-  // turn, and a kept answer asked next read a few milliseconds slower than the 1 after it, one run in three.
+  // turn, so a kept answer asked next can read slower than the 1 after it (the solution's README).
   const tries = 4 * os.availableParallelism() + 1;
   const pairs: number[] = [];
   const loadPairs: number[] = [];
