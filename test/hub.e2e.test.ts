@@ -355,8 +355,9 @@ describe.skipIf(Boolean(browserMissing))(`the hub in Chromium${browserMissing ? 
       runId = (await demo.getAttribute('data-run-id'))!;
       expect(runId).toMatch(/^[0-9a-f-]{36}$/);
       expect(await button.isDisabled()).toBe(true);
-      const legend = await demo.locator('.hp-legend-item').evaluateAll((items) => items.map((i) => i.getAttribute('data-label')));
-      expect(legend).toEqual(['broken', 'stage 1']);
+      // The legend comes with the run's first event, which may arrive after the state changed.
+      const legend = () => demo.locator('.hp-legend-item').evaluateAll((items) => items.map((i) => i.getAttribute('data-label')));
+      await expect.poll(legend, { timeout: 10_000 }).toEqual(['broken', 'stage 1']);
 
       // A req/s line with a few seconds in it, drawn while the run is still going.
       const drawn = await page.waitForFunction(

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderName, warningsIn, writeProfile } from '../scripts/commands/profile.ts';
 import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
+import { LOAD_LINE, loadEventIn, ProfileError, runClinic } from '../scripts/profile/clinic.ts';
 import { profileOfExited } from '../scripts/profile/cpu-run.ts';
 import { hottestFunctions, mergeTrees, profileToTree, walk, type CpuProfile, type Frame } from '../scripts/profile/cpu-tree.ts';
 import { embeddedProfile, flameGraphHtml } from '../scripts/profile/flame-html.ts';
@@ -39,6 +40,12 @@ const SMALL: CpuProfile = {
 };
 
 const brief = (f: Frame): unknown => ({ name: f.name, file: f.file, line: f.line, kind: f.kind, self: f.self, total: f.total, children: f.children.map(brief) });
+
+/** A profile that failed says what clinic, the server and the load printed, as the CLI does. */
+function withOutput(error: unknown): never {
+  if (error instanceof ProfileError && error.output) error.message += `\n--- what was printed ---\n${error.output.slice(-4000)}`;
+  throw error;
+}
 
 describe('CPU profile to flame graph tree', () => {
   it('weighs each sample by the time to the next, and merges the same function under one parent', () => {
@@ -118,6 +125,15 @@ describe('profile tools and helpers', () => {
     expect(limitNote('flame', 24)).toMatch(/unnamed block.*--tool cpu/);
     expect(limitNote('flame', 20)).toBeUndefined();
     expect(limitNote('cpu', 24)).toBeUndefined();
+  });
+
+  it("reads the load script's events on clinic's output, also after a part of a longer write", () => {
+    const event = { type: 'progress', progress: { phase: 'measured', second: 2 } };
+    expect(loadEventIn(`${LOAD_LINE}${JSON.stringify(event)}`)).toEqual(event);
+    // clinic passed on 4 KB of a server's line, then the event was written, then the rest of that line.
+    expect(loadEventIn(`${'x'.repeat(4096)}${LOAD_LINE}${JSON.stringify(event)}`)).toEqual(event);
+    expect(loadEventIn('seed service listening on http://127.0.0.1:3000')).toBeUndefined();
+    expect(loadEventIn(`${LOAD_LINE}{"type":"done","res`)).toBeUndefined();
   });
 
   it('finds the warnings a server printed, each with its stack', () => {
@@ -223,6 +239,20 @@ function strayFiles(): string[] {
   );
 }
 
+describe('clinic flame on a server that dies under the load', () => {
+  it.runIf(brokenReason('flame') === undefined)('fails with the exit code, not a flame graph of the start alone', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hotpath-clinic-'));
+    try {
+      const profile = { path: '/', connections: 2, warmupSeconds: 1, durationSeconds: 1 };
+      const run = runClinic({ tool: 'flame', serverFile: fixture('crashes-on-request.ts'), nodeFlags: [], env: {}, load: profile, dir, timeoutMs: 60_000, onProgress: () => {}, onStatus: () => {} });
+      await expect(run).rejects.toThrow(/^the server exited with code 3 during the load under clinic flame$/);
+      expect(processesIn(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('workshop profile on exercise 01 (real runs)', () => {
   let profilesDir = '';
   beforeAll(() => {
@@ -267,7 +297,7 @@ describe('workshop profile on exercise 01 (real runs)', () => {
   it.runIf(brokenReason('flame') === undefined)('--tool flame writes clinic flame\'s HTML, with the shipped file\'s frames in it', async () => {
     const before = strayFiles();
     const exercise = await loadExercise('01-seed-service-slows-down');
-    const result = await writeProfile(exercise, { choice: 'broken', tool: 'flame', traceWarnings: false, profilesDir });
+    const result = await writeProfile(exercise, { choice: 'broken', tool: 'flame', traceWarnings: false, profilesDir }).catch(withOutput);
     expect(result.tool).toBe('flame');
     expect(path.basename(result.html)).toMatch(/^\d+\.clinic-flame\.html$/);
     expect(statSync(result.html).size).toBeGreaterThan(100_000);

@@ -89,10 +89,15 @@ export async function runClinic(options: ClinicOptions): Promise<ClinicResult> {
   let html: string | undefined;
   let load: LoadResult | undefined;
   let loadError: string | undefined;
+  // A progress event came: the server listened and the load began.
+  let loadStarted = false;
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith(LOAD_LINE)) {
-      const event = JSON.parse(line.slice(LOAD_LINE.length)) as LoadEvent;
-      if (event.type === 'progress') options.onProgress(event.progress);
+    const event = loadEventIn(line);
+    if (event) {
+      if (event.type === 'progress') {
+        loadStarted = true;
+        options.onProgress(event.progress);
+      }
       if (event.type === 'done') {
         load = event.result;
         options.onStatus(`clinic ${command} is writing its report...`);
@@ -126,12 +131,37 @@ export async function runClinic(options: ClinicOptions): Promise<ClinicResult> {
   if (timedOut) throw new ProfileError(`${name} did not finish within ${Math.round(options.timeoutMs / 1000)} s; it and everything it started were ended`, output);
   if (loadError) throw new ProfileError(`the load under ${name} failed: ${loadError}`, output);
   if (exit.code !== 0) throw new ProfileError(`${name} failed (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`})`, output);
-  if (!load) throw new ProfileError(`${name} ended before the load ran: did the server listen on the PORT it was given?`, output);
+  const serverExit = serverExitIn(output);
+  if (!load && !loadStarted) throw new ProfileError(`${name} ended before the load ran: did the server listen on the PORT it was given?`, output);
+  if (!load) throw new ProfileError(`${name} ended while the load ran, and the load script said nothing of it (its output is below)`, output);
+  // clinic writes a report even of a server that died: of its start, not of its work under load.
+  if (serverExit) throw new ProfileError(`the server exited with code ${serverExit} during the load under ${name}`, output);
+  if (load.answered === 0) throw new ProfileError(`the server answered none of the load's requests under ${name} (${load.errors} errors, ${load.non2xx} not 2xx)`, output);
   if (!html || !existsSync(html)) throw new ProfileError(`${name} wrote no HTML report`, output);
   const bytes = statSync(html).size;
   if (bytes < MIN_HTML_BYTES) throw new ProfileError(`${name} wrote an HTML report of only ${bytes} bytes: it holds no profile`, output);
   if (/seems to be empty/i.test(output)) throw new ProfileError(`${name} collected no data`, output);
   return { html, load, output };
+}
+
+/**
+ * The load script's event on a line of clinic's output. The script shares that pipe with clinic, which
+ * passes on the server's output in writes of its own: one longer than the pipe's atomic size (4 KB) can
+ * be split, and an event (shorter) land between its parts, after a part with no line end.
+ */
+export function loadEventIn(line: string): LoadEvent | undefined {
+  const at = line.indexOf(LOAD_LINE);
+  if (at < 0) return undefined;
+  try {
+    return JSON.parse(line.slice(at + LOAD_LINE.length)) as LoadEvent;
+  } catch {
+    return undefined; // Not one of ours: it stays in the output.
+  }
+}
+
+/** The exit code of a server that ended with an error under clinic flame, which 0x prints and goes on. */
+function serverExitIn(output: string): string | undefined {
+  return /Target subprocess error, code: (\S+)/.exec(output)?.[1];
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {

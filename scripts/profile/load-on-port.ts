@@ -6,7 +6,11 @@ import { runLoad } from '../load.ts';
 import type { LoadProfile } from '../manifest.ts';
 import { LOAD_LINE, type LoadEvent } from './clinic.ts';
 
+/** Whether the done or error event went out: the one the profile command waits for. */
+let reported = false;
+
 function report(event: LoadEvent): void {
+  if (event.type !== 'progress') reported = true;
   process.stdout.write(`${LOAD_LINE}${JSON.stringify(event)}\n`);
 }
 
@@ -18,7 +22,23 @@ async function main(): Promise<void> {
   report({ type: 'done', result });
 }
 
-main().catch((error: unknown) => {
+function fail(error: unknown): void {
   report({ type: 'error', message: error instanceof Error ? error.message : String(error) });
   process.exitCode = 1;
+}
+
+// clinic ends the profile when this process ends, whatever its exit code: an error thrown outside main's
+// promise (in a load callback) must reach the profile command as one too, not as a profile without a load.
+process.on('uncaughtException', (error) => {
+  fail(error);
+  process.exit();
 });
+process.on('unhandledRejection', (error) => {
+  fail(error);
+  process.exit();
+});
+// A promise nothing keeps alive ends the process quietly, with code 0: that is a failure too.
+process.on('exit', (code) => {
+  if (!reported) fail(new Error(`the load script ended before its load did (exit code ${code})`));
+});
+main().catch(fail);
