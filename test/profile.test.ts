@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderName, warningsIn, writeProfile } from '../scripts/commands/profile.ts';
+import { folderName, tail, warningsIn, writeProfile } from '../scripts/commands/profile.ts';
 import { loadExercise } from '../scripts/exercises.ts';
 import { ROOT } from '../scripts/paths.ts';
 import { LOAD_LINE, loadEventIn, ProfileError, runClinic } from '../scripts/profile/clinic.ts';
@@ -43,7 +43,7 @@ const brief = (f: Frame): unknown => ({ name: f.name, file: f.file, line: f.line
 
 /** A profile that failed says what clinic, the server and the load printed, as the CLI does. */
 function withOutput(error: unknown): never {
-  if (error instanceof ProfileError && error.output) error.message += `\n--- what was printed ---\n${error.output.slice(-4000)}`;
+  if (error instanceof ProfileError && error.output) error.message += `\n--- what was printed ---\n${tail(error.output)}`;
   throw error;
 }
 

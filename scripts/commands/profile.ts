@@ -188,6 +188,7 @@ export function warningsIn(output: string): string[] {
   return warnings.map((lines) => lines.join('\n'));
 }
 
-function tail(output: string, lines = 30): string {
+/** The last lines of what a profiled server and its tool printed, as an error shows them. */
+export function tail(output: string, lines = 30): string {
   return output.trimEnd().split('\n').slice(-lines).join('\n');
 }

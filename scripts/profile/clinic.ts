@@ -131,10 +131,10 @@ export async function runClinic(options: ClinicOptions): Promise<ClinicResult> {
   if (timedOut) throw new ProfileError(`${name} did not finish within ${Math.round(options.timeoutMs / 1000)} s; it and everything it started were ended`, output);
   if (loadError) throw new ProfileError(`the load under ${name} failed: ${loadError}`, output);
   if (exit.code !== 0) throw new ProfileError(`${name} failed (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`})`, output);
-  const serverExit = serverExitIn(output);
   if (!load && !loadStarted) throw new ProfileError(`${name} ended before the load ran: did the server listen on the PORT it was given?`, output);
   if (!load) throw new ProfileError(`${name} ended while the load ran, and the load script said nothing of it (its output is below)`, output);
   // clinic writes a report even of a server that died: of its start, not of its work under load.
+  const serverExit = serverExitIn(output);
   if (serverExit) throw new ProfileError(`the server exited with code ${serverExit} during the load under ${name}`, output);
   if (load.answered === 0) throw new ProfileError(`the server answered none of the load's requests under ${name} (${load.errors} errors, ${load.non2xx} not 2xx)`, output);
   if (!html || !existsSync(html)) throw new ProfileError(`${name} wrote no HTML report`, output);
