@@ -20,9 +20,17 @@ export class AnswerSampler {
   private pairing = false;
   /** The sample kept last, until its response time arrives. */
   private timing: AnswerSample | undefined;
+  /** Every 2xx answer's key, when the contract reads one from each (`everyAnswer`). */
+  private readonly keys = new Set<string>();
+  private keyedAnswers = 0;
+  private repeatedKeys = 0;
+  private repeatedExample: string | undefined;
 
-  /** autocannon's onResponse: keeps the answer when its turn has come. */
+  constructor(private readonly everyAnswer?: AnswerContract['everyAnswer']) {}
+
+  /** autocannon's onResponse: keys every answer, keeps the answer when its turn has come. */
   readonly onResponse = (status: number, body: string, context: { id?: string }, headers: Record<string, string | string[] | undefined> | undefined): void => {
+    if (this.everyAnswer && status >= 200 && status < 300) this.keyAnswer(body);
     const now = Date.now();
     const follows = this.pairing;
     if ((!follows && now < this.next) || this.samples.length >= MAX_SAMPLES) return;
@@ -31,6 +39,27 @@ export class AnswerSampler {
     this.timing = { status, headers: lowerCased(headers ?? {}), body, receivedAt: now, ...(context.id !== undefined ? { id: context.id } : {}), ...(follows ? { follows } : {}) };
     this.samples.push(this.timing);
   };
+
+  private keyAnswer(body: string): void {
+    let key: string | undefined;
+    try {
+      key = this.everyAnswer!.key(body);
+    } catch {
+      key = undefined;
+    }
+    if (key === undefined) return;
+    this.keyedAnswers += 1;
+    if (this.keys.has(key)) {
+      this.repeatedKeys += 1;
+      this.repeatedExample ??= key;
+    } else this.keys.add(key);
+  }
+
+  /** What the keys of every answer showed, when the contract reads one. */
+  keyed(): AnswerCheck['keyed'] {
+    if (!this.everyAnswer) return undefined;
+    return { what: this.everyAnswer.what, answers: this.keyedAnswers, repeated: this.repeatedKeys, ...(this.repeatedExample !== undefined ? { example: this.repeatedExample } : {}) };
+  }
 
   /**
    * autocannon's 'response' event, which follows each onResponse at once, for the same answer: its
@@ -61,7 +90,12 @@ export function contractFor(manifest: ExerciseManifest, role: Role): AnswerContr
  * them has nothing to compare); a repeated distinct key counts as one broken answer each, and so does a
  * repeated `changes` value when most of them repeat.
  */
-export function checkAnswers(contract: AnswerContract, samples: readonly AnswerSample[], services: ServiceContexts = new ServiceContexts()): AnswerCheck {
+export function checkAnswers(
+  contract: AnswerContract,
+  samples: readonly AnswerSample[],
+  services: ServiceContexts = new ServiceContexts(),
+  keyed?: AnswerCheck['keyed'],
+): AnswerCheck {
   const counts = new Map<string, { count: number; example: string }>();
   const note = (problem: string, example: string) => {
     const seen = counts.get(problem);
@@ -86,7 +120,8 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
       keys.add(key);
     }
     if (stale.has(index)) problems = [...problems, `${contract.changes!.what} stays the same from answer to answer`];
-    if (unrandom.has(index)) problems = [...problems, `${contract.random!.what} agrees with an earlier answer's in over a quarter of its positions`];
+    if (unrandom.get(index) === 'positions') problems = [...problems, `${contract.random!.what} agrees with an earlier answer's in over a quarter of its positions`];
+    if (unrandom.get(index) === 'run') problems = [...problems, `${contract.random!.what} holds a run of ${RUN_CHARS} characters or more of an earlier answer's, shifted`];
     if (problems.length > 0) broken += 1;
     for (const problem of problems) note(problem, excerpt(sample));
   }
@@ -94,22 +129,47 @@ export function checkAnswers(contract: AnswerContract, samples: readonly AnswerS
     sampled: samples.length,
     broken,
     problems: [...counts.entries()].map(([problem, { count, example }]) => ({ problem, count, example })).sort((a, b) => b.count - a.count),
+    ...(keyed ? { keyed } : {}),
   };
+}
+
+/**
+ * Repeats of every answer's key allowed, as a share of the answers: random keys may meet by chance (03's
+ * seeds are drawn from 2^32), and a shortcut that repeats fewer answers than this saves next to nothing.
+ */
+const REPEATS_ALLOWED = 0.01;
+
+function keyedProblem(keyed: AnswerCheck['keyed']): string | undefined {
+  if (!keyed || keyed.repeated <= keyed.answers * REPEATS_ALLOWED) return undefined;
+  return (
+    `under load: ${keyed.repeated.toLocaleString('en-US')} of ${keyed.answers.toLocaleString('en-US')} answers (every one, not only the sampled) repeat an earlier answer's ${keyed.what}` +
+    ` (e.g. ${JSON.stringify(keyed.example)}): answers copied from others', not made for their own request`
+  );
 }
 
 /** How many of the samples before it each random value is compared with, and at how many positions. */
 const RANDOM_AGAINST = 40;
 const RANDOM_POSITIONS = 500;
+/**
+ * Every sampled random value is cut into pieces of CHUNK characters, and every window of that length in a
+ * later value is looked up among them: a run shared with any earlier sample, at any offset, of at least
+ * RUN_CHARS (2 CHUNK - 1: it then holds a whole piece) is found. Two random hex strings share one by chance
+ * about once in 10^19 lookups.
+ */
+const CHUNK = 16;
+const RUN_CHARS = 2 * CHUNK - 1;
 
 /**
  * The samples whose random value agrees with one of the RANDOM_AGAINST before it in more than a quarter of
- * RANDOM_POSITIONS positions spread over it: two random hex strings agree in a sixteenth (±1% over 500),
- * and data kept in part from an earlier answer agrees where it was kept.
+ * RANDOM_POSITIONS positions spread over it ('positions': two random hex strings agree in a sixteenth, ±1%
+ * over 500, and data kept in part from an earlier answer agrees where it was kept), or holds a run of an
+ * earlier sample's at another offset ('run': windows of one pool of random bytes, drawn once).
  */
-function repeatedRandom(contract: AnswerContract, samples: readonly AnswerSample[]): Set<number> {
-  const repeated = new Set<number>();
+function repeatedRandom(contract: AnswerContract, samples: readonly AnswerSample[]): Map<number, 'positions' | 'run'> {
+  const repeated = new Map<number, 'positions' | 'run'>();
   if (!contract.random) return repeated;
   const earlier: string[] = [];
+  const pieces = new Set<string>();
   samples.forEach((sample, index) => {
     let value: string | undefined;
     try {
@@ -125,11 +185,19 @@ function repeatedRandom(contract: AnswerContract, samples: readonly AnswerSample
       for (let i = 0; i < value.length; i += step, compared++) if (value[i] === other[i]) same++;
       return same > compared / 4;
     };
-    if (earlier.some(agrees)) repeated.add(index);
+    if (earlier.some(agrees)) repeated.set(index, 'positions');
+    else if (sharesARun(value, pieces)) repeated.set(index, 'run');
     earlier.push(value);
     if (earlier.length > RANDOM_AGAINST) earlier.shift();
+    for (let i = 0; i + CHUNK <= value.length; i += CHUNK) pieces.add(value.slice(i, i + CHUNK));
   });
   return repeated;
+}
+
+function sharesARun(value: string, pieces: Set<string>): boolean {
+  if (pieces.size === 0) return false;
+  for (let i = 0; i + CHUNK <= value.length; i++) if (pieces.has(value.slice(i, i + CHUNK))) return true;
+  return false;
 }
 
 /** Fewer samples than this say nothing of whether a value changes. */
@@ -171,5 +239,6 @@ function excerpt(sample: AnswerSample): string {
 export function answerProblems(check: AnswerCheck | undefined): string[] {
   if (!check) return [];
   if (check.sampled === 0) return ['under load: no answer could be sampled'];
-  return check.problems.map((p) => `under load: ${p.count} of ${check.sampled} sampled answers: ${p.problem} (e.g. ${p.example})`);
+  const keyed = keyedProblem(check.keyed);
+  return [...check.problems.map((p) => `under load: ${p.count} of ${check.sampled} sampled answers: ${p.problem} (e.g. ${p.example})`), ...(keyed ? [keyed] : [])];
 }

@@ -79,6 +79,13 @@ export interface AnswerContract {
    * values differ, each answer that repeats an earlier one breaks the contract. `what` names it.
    */
   changes?: { value(answer: AnswerSample): string | undefined; what: string };
+  /**
+   * A key read from every answer of the load, not only the sampled ones (a slice of the body, no parsing:
+   * it runs beside the load generator): a copy of an earlier answer sent to another request some
+   * milliseconds later is never in the same sample as its original. More than one answer in a hundred
+   * whose key repeats an earlier one's breaks the contract. `what` names it.
+   */
+  everyAnswer?: { key(body: string): string | undefined; what: string };
 }
 
 /** What a correctness probe gets besides the server's URL: each service's context, as `services.get(theService)`. */

@@ -40,7 +40,7 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
     );
     for (const entry of started) {
       runs.push(entry.run);
-      if (entry.server) contenders.push({ ...entry, sampler: new AnswerSampler() });
+      if (entry.server) contenders.push({ ...entry, sampler: new AnswerSampler(contractFor(manifest, entry.run.role).everyAnswer) });
     }
     const onProgress = (label: string, progress: LoadProgress) => options.onEvent?.({ type: 'load', label, progress });
     const warmedUp = await warmUpInTurns(contenders, manifest.load, onProgress);
@@ -71,7 +71,7 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
       contenders.map(async (contender) => {
         const { run, server, sampler, contexts } = contender;
         if (!server.exit()) await afterTurns(exercise, contender, options);
-        run.answers = checkAnswers(contractFor(manifest, run.role), sampler.samples, contexts);
+        run.answers = checkAnswers(contractFor(manifest, run.role), sampler.samples, contexts, sampler.keyed());
         await server.stop();
         options.onEvent?.({ type: 'done', run });
       }),

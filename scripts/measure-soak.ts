@@ -15,7 +15,7 @@ export async function measureSoak(exercise: Exercise, started: Started, soak: So
   const { load } = exercise.manifest;
   const { run, server } = started;
   const onProgress = loadEvents(options, run.label);
-  const sampler = new AnswerSampler();
+  const sampler = new AnswerSampler(contractFor(exercise.manifest, run.role).everyAnswer);
   const warmedUp = await runWarmup(server.url, load, onProgress);
   const measuredFrom = await resetFigures(server, load);
   // The soak stops when the server exits, rather than load a dead port for the minutes left.
@@ -28,6 +28,6 @@ export async function measureSoak(exercise: Exercise, started: Started, soak: So
     noteCrash(run, server, 'during the load');
     return run;
   }
-  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts);
+  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts, sampler.keyed());
   return run;
 }

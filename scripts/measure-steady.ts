@@ -19,7 +19,7 @@ export async function measureSteady(exercise: Exercise, started: Started, option
   const { load } = exercise.manifest;
   const { run, server } = started;
   const onProgress = loadEvents(options, run.label);
-  const sampler = new AnswerSampler();
+  const sampler = new AnswerSampler(contractFor(exercise.manifest, run.role).everyAnswer);
   const processes = new ProcessMeter(server);
   // For the doctor: each second of both phases, not the wait between them (settleAfterWarmup).
   const seconds = options.seconds ? new Seconds(server, { 'warm-up': load.warmupSeconds, measured: load.durationSeconds }) : undefined;
@@ -53,6 +53,6 @@ export async function measureSteady(exercise: Exercise, started: Started, option
       return run;
     }
   }
-  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts);
+  run.answers = checkAnswers(contractFor(exercise.manifest, run.role), sampler.samples, started.contexts, sampler.keyed());
   return run;
 }

@@ -79,9 +79,10 @@ export function renderReport(report: RunReport): string {
   if (sampled.length > 0) {
     lines.push('', bold('answers under load, held to the contract'));
     for (const server of sampled) {
-      const { sampled: n, broken } = server.answers!;
+      const { sampled: n, broken, keyed } = server.answers!;
       const again = server.checkAfterLoad ? (server.checkAfterLoad.ok ? '; the probe after the load passed' : `; ${red('the probe after the load failed')}`) : '';
-      lines.push(`${server.label}: ${broken === 0 && n > 0 ? green('✓') : red('✗')} ${integer(n - broken)} of ${integer(n)} sampled answers kept it${again}`);
+      const copies = keyed ? `; ${keyed.repeated === 0 ? 'none' : integer(keyed.repeated)} of all ${integer(keyed.answers)} answers repeated another's ${keyed.what}` : '';
+      lines.push(`${server.label}: ${broken === 0 && n > 0 ? green('✓') : red('✗')} ${integer(n - broken)} of ${integer(n)} sampled answers kept it${copies}${again}`);
     }
   }
   const afterLoad = report.servers.filter((s) => s.afterLoad?.ok);

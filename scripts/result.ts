@@ -148,6 +148,8 @@ export interface AnswerCheck {
   broken: number;
   /** Each way it was broken, with how many sampled answers broke it so and one of them. */
   problems: Array<{ problem: string; count: number; example: string }>;
+  /** Every answer's key (the contract's `everyAnswer`): how many had one, how many repeated an earlier one's. */
+  keyed?: { what: string; answers: number; repeated: number; example?: string };
 }
 
 /** Requests answered per second in each turn of the aged server and of its fresh copy (see fresh-copy.ts). */

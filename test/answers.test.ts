@@ -26,6 +26,27 @@ const contract: AnswerContract = {
 };
 
 describe('answers under load', () => {
+  it('keys every answer, not only the sampled ones: copies sent between the samples fail, a chance repeat in a hundred does not', () => {
+    const keyedBy = { key: (body: string) => /"id":"([^"]*)"/.exec(body)?.[1], what: 'id' };
+    const sampler = new AnswerSampler(keyedBy);
+    // 200 answers in one instant: one pair sampled; every other answer a copy of the one before it.
+    for (let i = 0; i < 200; i++) sampler.onResponse(200, `{"id":"${Math.floor(i / 2)}"}`, {}, {});
+    sampler.onResponse(500, '{"id":"0"}', {}, {}); // an error is not an answer to key
+    sampler.onResponse(200, 'no id', {}, {});
+    expect(sampler.samples.length).toBe(2);
+    const copied = checkAnswers(contract, sampler.samples, undefined, sampler.keyed());
+    expect(copied.keyed).toEqual({ what: 'id', answers: 200, repeated: 100, example: '0' });
+    expect(answerProblems(copied).join('\n')).toContain("100 of 200 answers (every one, not only the sampled) repeat an earlier answer's id");
+
+    const honest = new AnswerSampler(keyedBy);
+    for (let i = 0; i < 200; i++) honest.onResponse(200, `{"id":"${i === 199 ? 0 : i}"}`, {}, {});
+    const once = checkAnswers(contract, honest.samples, undefined, honest.keyed());
+    expect(once.keyed?.repeated).toBe(1);
+    expect(answerProblems(once).some((p) => p.includes('repeat an earlier answer'))).toBe(false);
+    // A contract without the key: nothing kept, nothing said.
+    expect(new AnswerSampler().keyed()).toBeUndefined();
+  });
+
   it('keeps two answers every interval, the first to arrive and the next, whatever the rate', async () => {
     const sampler = new AnswerSampler();
     const until = Date.now() + 5 * SAMPLE_EVERY_MS;
@@ -60,6 +81,14 @@ describe('answers under load', () => {
     expect(checkAnswers(seeded, Array.from({ length: 60 }, () => json({ data: hex(10_000) }))).broken).toBe(0);
     // Half fresh is still kept: half the positions agree.
     expect(checkAnswers(seeded, [json({ data: base }), json({ data: hex(5_000) + base.slice(5_000) })]).broken).toBe(1);
+    // Windows of one pool drawn once, at other offsets: they agree by position no more than random data,
+    // and share a run of it with an earlier answer, however far back.
+    const pool = hex(40_000);
+    const windows = [0, 9_000, 1_234, 17_001, 25_000, 30_000, 4_321].map((at) => json({ data: pool.slice(at, at + 10_000) }));
+    const shifted = checkAnswers(seeded, [...windows.slice(0, 1), ...Array.from({ length: 45 }, () => json({ data: hex(10_000) })), ...windows.slice(1)]);
+    expect(shifted.problems.map((p) => p.problem)).toEqual(["the seed data holds a run of 31 characters or more of an earlier answer's, shifted"]);
+    // The first window overlaps none before it; each of the six after it overlaps one before it.
+    expect(shifted.broken).toBe(6);
   });
 
   it('counts each way the contract is broken, and repeated data where it must be fresh', () => {

@@ -53,6 +53,7 @@ const contract: AnswerContract = {
     return typeof taskId === 'string' ? taskId : undefined;
   },
   distinctWhat: 'the task id',
+  everyAnswer: { key: (body) => /"taskId":\s*"([^"]*)"/.exec(body)?.[1], what: 'task id' },
 };
 
 /** Decodes a debugging payload as the replay tool would: base64, then inflate, then JSON. */
@@ -99,8 +100,21 @@ function payloadFindings(stored: string, taskId: string, institution?: string, r
     what: `the payload holds the task's ${TRACE_ENTRIES} bank calls with their whole bodies (${BODY_CHARS} characters each)`,
     detail: `got ${entries.length} entries, bodies of ${bodies.length ? `${Math.min(...bodies)} to ${Math.max(...bodies)}` : 'no'} characters`,
   });
+  // The bank's answers are random base64, 6 bits a character, which no compressor shrinks: a payload
+  // that deflates to less holds something else in their place (padding, repeats).
+  const bytes = Buffer.from(stored, 'base64').length;
+  const least = Math.round(RANDOM_SHARE_AT_LEAST * TRACE_ENTRIES * BODY_CHARS * (6 / 8));
+  findings.push({
+    ok: bytes >= least && entries.every((e) => typeof e?.responseBody !== 'string' || BASE64_CHARS.test(e.responseBody)),
+    what: "the bodies are the bank's answers as they came (random base64, which does not compress)",
+    detail: `the payload deflates to ${bytes.toLocaleString('en-US')} bytes, where ${TRACE_ENTRIES} random bodies take at least ${least.toLocaleString('en-US')}`,
+  });
   return findings;
 }
+
+/** Of the bits in the bank's random answers, the share a whole payload keeps at the least, deflated. */
+const RANDOM_SHARE_AT_LEAST = 0.8;
+const BASE64_CHARS = /^[A-Za-z0-9+/]*$/;
 
 /** How long the probe waits for its payloads once no upload at all reaches the bucket. */
 const UPLOAD_QUIET_MS = 4000;

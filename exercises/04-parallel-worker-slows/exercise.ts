@@ -2,7 +2,10 @@ import { Expectations, fetchResponse, type CheckResult } from '../../scripts/che
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { minorGcPerRequest } from '../../scripts/metrics/minor-gc-per-request.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
-import { PAGES_PER_STATEMENT, TRANSACTION_POOL, TRANSACTIONS_PER_PAGE, pageEntries, statementNumber } from './bank.ts';
+import { BANK_DELAY_MS, PAGES_PER_STATEMENT, TRANSACTION_POOL, TRANSACTIONS_PER_PAGE, pageEntries, statementNumber } from './bank.ts';
+
+/** The bank calls of a refresh: it opens the statement, then reads its pages. */
+const BANK_CALLS = 1 + PAGES_PER_STATEMENT;
 
 interface Expected {
   transactions: number;
@@ -89,13 +92,19 @@ const contract: AnswerContract = {
     const { ok } = answerOf(answer.status, answer.headers['content-type'] ?? null, parseJson(answer.body), answer.body);
     // Without a statement there is nothing to compare the figures with: its absence is the one problem.
     const keys: (keyof Answer['ok'])[] = ok.status ? (Object.keys(ok) as (keyof Answer['ok'])[]) : ['status', 'json'];
-    return keys.filter((key) => !ok[key]).map((key) => WHAT[key]);
+    const problems = keys.filter((key) => !ok[key]).map((key) => WHAT[key]);
+    // A refresh calls the bank six times, one after another (each page's cursor comes with the page before
+    // it). Each wait starts on the loop's clock, read once a turn and to the millisecond: 2 ms of slack.
+    const tookMs = answer.sentAt === undefined ? undefined : answer.receivedAt - answer.sentAt;
+    if (tookMs !== undefined && tookMs < BANK_CALLS * BANK_DELAY_MS - 2) problems.push(`a refresh waits on the bank ${BANK_CALLS} times, ${BANK_DELAY_MS} ms each, before it answers`);
+    return problems;
   },
   distinct: (answer) => {
     const id = (parseJson(answer.body) as { statement_id?: unknown } | undefined)?.statement_id;
     return typeof id === 'string' ? id : undefined;
   },
   distinctWhat: 'the statement id',
+  everyAnswer: { key: (body) => /"statement_id":\s*"([^"]*)"/.exec(body)?.[1], what: 'statement id' },
 };
 
 async function check(baseUrl: string): Promise<CheckResult> {

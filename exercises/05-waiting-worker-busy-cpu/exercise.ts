@@ -441,6 +441,18 @@ async function afterLoad({ services, answered }: AfterLoadContext): Promise<Chec
     `every task under load wrote its ${MESSAGES.length} lines`,
     `${answered} tasks answered, ${loadLines.length} lines naming the load's task in the log, expected at least ${wanted}`,
   );
+  // Five lines a task, and one of each message: not five of the cheapest.
+  const byMessage = new Map(MESSAGES.map((msg) => [msg, 0]));
+  for (const [start, end] of loadLines) {
+    const msg = /"msg":\s*"([^"]*)"/.exec(log.toString('utf8', start, end))?.[1];
+    if (msg !== undefined && byMessage.has(msg)) byMessage.set(msg, byMessage.get(msg)! + 1);
+  }
+  const short = MESSAGES.filter((msg) => byMessage.get(msg)! < answered);
+  expect.expect(
+    short.length === 0,
+    `every task under load wrote each of its ${MESSAGES.length} messages`,
+    `${answered} tasks answered, and fewer lines than that of ${short.map((msg) => `"${msg}" (${byMessage.get(msg)})`).join(', ')}`,
+  );
   for (const secret of secretsOf(LOAD)) {
     expect.expect(log.indexOf(secret.value) < 0, `no secret of the load's task appears in the log: ${secret.label}`);
   }

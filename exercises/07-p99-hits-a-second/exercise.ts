@@ -111,6 +111,11 @@ async function quietCounts(statsd: StatsdContext): Promise<StatsdCounts> {
 
 /** How long the registry takes to answer: every decision's registry_ms and latency_ms include it. */
 const REGISTRY_LATENCY_MS = 2;
+/**
+ * The most a timing may read on average, in ms: the shipped server's answers take tens of milliseconds
+ * under load, a second at their slowest; a timing sent in microseconds reads thousands.
+ */
+const TIMING_MEAN_AT_MOST_MS = 1000;
 /** Each metric's StatsD type as a backend reads it: counters, and timings (a histogram or a distribution is one too). */
 const METRIC_TYPES: Record<string, string[]> = {
   'decisions.registry_ms': ['ms', 'h', 'd'],
@@ -159,6 +164,8 @@ function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: 
       const total = byShape.reduce((sum, [, s]) => (s.sum === null ? NaN : sum + s.sum), 0);
       if (lines > 0 && !(total / lines >= REGISTRY_LATENCY_MS / 2)) {
         problems.push(`${name}: a mean of ${Number.isFinite(total) ? `${(total / lines).toFixed(2)} ms` : 'no number'} over ${n(lines)} lines, for decisions that wait ${REGISTRY_LATENCY_MS} ms for the registry`);
+      } else if (lines > 0 && total / lines > TIMING_MEAN_AT_MOST_MS) {
+        problems.push(`${name}: a mean of ${n(Math.round(total / lines))} ms over ${n(lines)} lines, for decisions whose answers come in milliseconds: not milliseconds`);
       }
     }
   }

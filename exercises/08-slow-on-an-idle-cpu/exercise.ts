@@ -18,6 +18,11 @@ const ACK_LATENCY_MS = 5;
 /** The traffic that still arrives while the after-load check stops the server: clients, and for how long before SIGTERM. */
 const STOP_TRAFFIC_WORKERS = 4;
 const STOP_TRAFFIC_MS = 300;
+/**
+ * How long after SIGTERM a request may still be taken: the signal is handled on the loop's next turn, and
+ * a server that closes its listener there refuses what comes after.
+ */
+const STOP_TAKING_MS = 1000;
 
 
 /** An event's decidedAt is read as the time of the decision: seconds off, not a minute. */
@@ -194,18 +199,19 @@ function statusOf(url: string, timeoutMs = 5000): Promise<number> {
  * and must have its event. Without this traffic, a server that forgets events it still owes at SIGTERM
  * could pass by luck, when it happened to owe none as the load ended.
  */
-async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers: number, onAnswer: () => void = () => {}): Promise<string[]> {
+async function trafficUntil(baseUrl: string, stopped: Promise<unknown>, workers: number, onAnswer: () => void = () => {}): Promise<Array<{ user: string; sentAt: number }>> {
   let stopping = false;
   void stopped.finally(() => (stopping = true));
-  const answered: string[] = [];
+  const answered: Array<{ user: string; sentAt: number }> = [];
   await Promise.all(
     Array.from({ length: workers }, async () => {
       while (!stopping) {
         // Named as the load names its users: nothing tells this traffic from the load's.
         const user = loadUser(nextRequestId());
+        const sentAt = Date.now();
         const status = await statusOf(`${baseUrl}/experiments/${EXPERIMENTS[1]}/users/${user}`);
         if (status === 200) {
-          answered.push(user);
+          answered.push({ user, sentAt });
           onAnswer();
         } else await sleep(5); // refused: the server has stopped listening
       }
@@ -230,14 +236,24 @@ async function afterLoad({ services, baseUrl, answered, answeredIds, probeAnswer
   // SIGTERM the moment a decision has been answered: a server that forgets what it owes on SIGTERM then
   // owes at least that one, unless its own flush fell in the instant between (a second's timer, ~0.1%).
   await Promise.race([new Promise<void>((resolve) => (answeredNow = resolve)), sleep(2000)]);
+  const termAt = Date.now();
   const exit = await stopServer();
   exited();
-  const stopUsers = await traffic;
+  const stopAnswers = await traffic;
+  const stopUsers = stopAnswers.map(({ user }) => user);
   const duringStop = stopUsers.length;
   const how = exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`;
   // SIGKILL comes only when SIGTERM did not end it within 10 s: an orchestrator would have killed it with
   // whatever it still owed, and the traffic after SIGTERM was served as if nothing had happened.
   expect.expect(exit.signal !== 'SIGKILL', 'the server ends within 10 s of SIGTERM, as an orchestrator allows', `${how}: it was still running 10 s after SIGTERM`);
+  // The brief: on SIGTERM the service stops taking requests. A server that goes on answering puts off its
+  // stop for as long as traffic comes, and its events with it.
+  const taken = stopAnswers.filter(({ sentAt }) => sentAt > termAt + STOP_TAKING_MS);
+  expect.expect(
+    taken.length === 0,
+    `on SIGTERM it stops taking requests (none sent more than ${STOP_TAKING_MS / 1000} s after it was answered)`,
+    `${taken.length} requests sent more than ${STOP_TAKING_MS / 1000} s after SIGTERM were answered 200, the last ${((Math.max(...taken.map(({ sentAt }) => sentAt)) - termAt) / 1000).toFixed(1)} s after it`,
+  );
 
   // The probe decides too, before the load and after it.
   const least = answered + probeAnswers + duringStop;

@@ -20,8 +20,14 @@ const ISOLATE_FIGURES_MS = 200;
 
 type Send = (message: ProbeToHarness) => void;
 
+/**
+ * The IPC channel's send as it was when the probe loaded, before any of the server's code: a server that
+ * replaces process.send cannot change the figures on their way to the harness.
+ */
+const ipcSend = process.send?.bind(process);
+
 function sendOverIpc(message: ProbeToHarness): void {
-  if (process.connected) process.send?.(message);
+  if (process.connected) ipcSend?.(message);
 }
 
 function reportListening(send: Send): void {
