@@ -139,7 +139,8 @@ export function checkAnswers(
  */
 const REPEATS_ALLOWED = 0.01;
 
-function keyedProblem(keyed: AnswerCheck['keyed']): string | undefined {
+/** The problem of a load whose answers repeat each other's keys past the allowance; none otherwise. */
+export function keyedProblem(keyed: AnswerCheck['keyed']): string | undefined {
   if (!keyed || keyed.repeated <= keyed.answers * REPEATS_ALLOWED) return undefined;
   return (
     `under load: ${keyed.repeated.toLocaleString('en-US')} of ${keyed.answers.toLocaleString('en-US')} answers (every one, not only the sampled) repeat an earlier answer's ${keyed.what}` +

@@ -55,6 +55,12 @@ export function findReference(runs: ServerRun[], run: ServerRun, reference: Refe
   return runs.find((r) => r.role === 'stage' && r.stage === stage - 1);
 }
 
+/**
+ * The most CPU a process of the server without the probe may use under load, in cores: a helper that
+ * idles (a compiler's service) uses none; one that does the server's work hides its GC and heap.
+ */
+const UNSEEN_PROCESS_CORES = 0.1;
+
 /** Problems that fail a server however fast it was. */
 export function honestyProblems(run: ServerRun): string[] {
   const problems: string[] = [];
@@ -75,6 +81,12 @@ export function honestyProblems(run: ServerRun): string[] {
   if (run.unseenThreads) {
     problems.push(
       `worker threads the probe could not see: ${run.unseenThreads.join('; ')} wrote no figures (started without the probe's preloads, e.g. \`execArgv: []\`), so their GC and heap were not counted; start workers with the default execArgv`,
+    );
+  }
+  const unseen = (run.processes ?? []).filter((p) => p.role === 'other' && p.cores > UNSEEN_PROCESS_CORES);
+  if (unseen.length > 0) {
+    problems.push(
+      `processes the probe could not see: ${unseen.map((p) => `pid ${p.pid} used ${p.cores.toFixed(2)} cores`).join('; ')} under load, started without the probe's preloads (a spawn with arguments of its own), so their GC and heap were not counted; start child processes with process.execArgv, as child_process.fork does`,
     );
   }
   const early = beforeListeningProblem(run);

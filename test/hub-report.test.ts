@@ -32,6 +32,16 @@ describe('the report as HTML', () => {
     serverRun('ceiling', 'ceiling', 13000),
   ];
 
+  it('shows the answers that kept the contract, and the copies among all the answers when they were keyed', () => {
+    const keyed = (repeated: number) =>
+      serverRun('mine', 'mine', 9000, { answers: { sampled: 160, broken: 0, problems: [], keyed: { what: 'seed data', answers: 20_000, repeated } } });
+    const copied = cells(renderReportHtml(report([servers[0]!, keyed(9_000)])), 'mine');
+    expect(copied).toContain('160/160 · 9,000 copies of 20,000');
+    expect(renderReportHtml(report([servers[0]!, keyed(9_000)]))).toMatch(/hp-bad">160\/160 · 9,000 copies/);
+    // One in a hundred may meet by chance: shown, not marked.
+    expect(renderReportHtml(report([servers[0]!, keyed(150)]))).toMatch(/hp-extra">160\/160 · 150 copies of 20,000/);
+  });
+
   it('puts every server side by side with its figures', () => {
     const html = renderReportHtml(report(servers));
     expect(html).toContain('class="hp-figures"');

@@ -44,6 +44,18 @@ describe('verdict', () => {
     expect(honestyProblems(stage2!)).toEqual([]);
   });
 
+  it('fails a server whose process without the probe did work under load; an idle one is no matter', () => {
+    const [, stage1] = runs();
+    stage1!.processes = [
+      { pid: 10, role: 'main', cores: 0.2 },
+      { pid: 11, role: 'other', cores: 1.21 },
+      { pid: 12, role: 'other', cores: 0.02 },
+    ];
+    expect(honestyProblems(stage1!).join('\n')).toMatch(/^processes the probe could not see: pid 11 used 1\.21 cores under load, started without the probe's preloads/);
+    stage1!.processes = [{ pid: 10, role: 'main', cores: 0.9 }, { pid: 11, role: 'worker', cores: 0.9 }, { pid: 12, role: 'other', cores: 0.1 }];
+    expect(honestyProblems(stage1!)).toEqual([]);
+  });
+
   it("fails a judged server that worked before it listened, per isolate, against the shipped server's start", () => {
     const [broken, stage1, stage2, ceiling] = runs();
     const all = [broken!, stage1!, stage2!, ceiling!];

@@ -1,6 +1,6 @@
 // Known-wrong fixes, part of the author check: each file in test/wrong-fixes/NN-*/ names the failure it
 // must trip (`// probe: ...` before any load, `// under-load: ...` for what the load receives or the probe
-// finds after it, or a worker thread the probe could not see, `// after-load: ...` for what only shows after
+// finds after it, or a thread or process the probe could not see, `// after-load: ...` for what only shows after
 // work), and is rejected for that reason.
 // Those tagged `// verdict: ...` answer right and miss a target of the goal, and those tagged
 // `// between-turns: ...` work while the other servers take their turns: author.test.ts judges them.
@@ -80,7 +80,11 @@ for (const exercise of exercises) {
       const reached = `${server!.load?.answered} answered, ${server!.answers?.sampled} of them sampled`;
       if (tag === 'under-load') {
         const problems = honestyProblems(server!).filter(
-          (p) => p.startsWith('under load') || p.startsWith('the correctness probe after the load') || p.startsWith('worker threads the probe could not see'),
+          (p) =>
+            p.startsWith('under load') ||
+            p.startsWith('the correctness probe after the load') ||
+            p.startsWith('worker threads the probe could not see') ||
+            p.startsWith('processes the probe could not see'),
         );
         expect(reasons.some((reason) => problems.join('\n').includes(reason)), `was not rejected under load (${reached}) for: ${named}; its problems: ${honestyProblems(server!).join('; ') || 'none'}`).toBe(true);
       } else {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { Expectations, expectSample, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
 import { defineExercise, type AfterLoadContext, type AnswerContract, type CheckContext } from '../../scripts/manifest.ts';
-import { answerAtOnce, listKeys, readObject, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
+import { answerAtOnce, listKeys, readObject, rewrittenCount, s3Service, storedCount, waitForUploads, type S3Context } from '../../scripts/services/s3.ts';
 import { backlogGrowth } from '../../scripts/metrics/backlog-growth.ts';
 import { heapGrowth } from '../../scripts/metrics/heap-growth.ts';
 import { timersPeak } from '../../scripts/metrics/timers-peak.ts';
@@ -112,6 +112,8 @@ function payloadFindings(stored: string, taskId: string, institution?: string, r
   return findings;
 }
 
+/** Writes over a stored payload allowed, as a share of the payloads: an upload the SDK retried after it had landed. */
+const REWRITES_ALLOWED = 0.01;
 /** Of the bits in the bank's random answers, the share a whole payload keeps at the least, deflated. */
 const RANDOM_SHARE_AT_LEAST = 0.8;
 const BASE64_CHARS = /^[A-Za-z0-9+/]*$/;
@@ -188,6 +190,14 @@ async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: A
     `${(answered - keys.length).toLocaleString('en-US')} of ${answered.toLocaleString('en-US')} are missing ${settled.settled ? '(no upload arrived for 3 s)' : 'after 90 s'}`,
   );
   expect.expect(keys.length <= most, 'no task uploaded twice', `${keys.length} payloads for at most ${most} tasks`);
+  // A key counts as stored from its first write: one written again held something else first (a
+  // placeholder ahead of the payload, which the bucket's count took for the payload).
+  const rewritten = await rewrittenCount(s3);
+  expect.expect(
+    rewritten <= keys.length * REWRITES_ALLOWED,
+    'each payload is written once, whole: none over an earlier object at its key',
+    `${rewritten.toLocaleString('en-US')} payloads were written over an object already at their key`,
+  );
   // A worker that stores less while it is loaded stores whole payloads for the probe: the load's own are
   // held to what the probe holds its payloads to, a sample read whole. At random, not the first keys
   // listed: the worker names its tasks, and so where their keys sort.

@@ -1,6 +1,7 @@
 // A RunReport as HTML for the hub: the servers' figures side by side, then a card per judged server with
 // its targets (measured ratio, required, in this run's units, margin, pass), as the terminal report shows
 // them. Every string from the report is escaped: labels, titles and failures can carry a server's output.
+import { keyedProblem } from '../answers.ts';
 import { integer, percent, ratio, signedPercent } from '../format.ts';
 import type { RunReport, ServerRun, ServerVerdict, TargetResult } from '../result.ts';
 import { connectionsFor, intervalText, measuredFor, overallWord } from '../report.ts';
@@ -48,7 +49,7 @@ function figuresTable(servers: ServerRun[]): string {
       `<td class="hp-num hp-extra">${integer(l.latency.p50)}</td><td class="hp-num hp-extra">${integer(l.latency.p90)}</td>` +
       `<td class="hp-num">${integer(l.latency.p99)}</td><td class="hp-num hp-extra">${integer(l.latency.max)}</td>` +
       `<td class="hp-num${problems > 0 ? ' hp-bad' : ''}">${l.errors}/${l.timeouts}/${l.non2xx}</td>` +
-      `<td class="hp-num hp-extra${s.answers && s.answers.broken > 0 ? ' hp-bad' : ''}">${s.answers ? `${integer(s.answers.sampled - s.answers.broken)}/${integer(s.answers.sampled)}` : ''}</td>` +
+      `<td class="hp-num hp-extra${s.answers && (s.answers.broken > 0 || keyedProblem(s.answers.keyed)) ? ' hp-bad' : ''}">${s.answers ? answersCell(s.answers) : ''}</td>` +
       `<td class="hp-num hp-extra${restless ? ' hp-bad' : ''}">${rest ? rest.cores.toFixed(2) : ''}</td>` +
       `<td class="hp-num hp-extra${othersInTurnsProblem(s) ? ' hp-bad' : ''}">${s.othersInTurns ? s.othersInTurns.cores.toFixed(2) : ''}</td>` +
       `<td class="hp-bad">${e(status)}</td></tr>`
@@ -132,4 +133,10 @@ function serverProblems(server: ServerRun): string {
   ];
   const output = server.output?.trim() ? `<details><summary>what the server printed (last lines)</summary><pre>${e(server.output.trimEnd().split('\n').slice(-20).join('\n'))}</pre></details>` : '';
   return `<div class="hp-server-problems" data-label="${e(server.label)}"><h4>${e(server.label)} <span class="hp-dim">(${e(server.file)})</span></h4><ul>${items.map((i) => `<li>${e(i)}</li>`).join('')}</ul>${output}</div>`;
+}
+
+/** Sampled answers that kept the contract, and the copies among all the load's answers when they were keyed. */
+function answersCell(answers: NonNullable<ServerRun['answers']>): string {
+  const kept = `${integer(answers.sampled - answers.broken)}/${integer(answers.sampled)}`;
+  return answers.keyed && answers.keyed.repeated > 0 ? `${kept} · ${integer(answers.keyed.repeated)} copies of ${integer(answers.keyed.answers)}` : kept;
 }

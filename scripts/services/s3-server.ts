@@ -24,6 +24,9 @@ const handle = s3rver.callback();
 const countPrefix = process.env.S3_COUNT_PREFIX ?? '';
 const stored: Record<string, number> = {};
 const storedKeys = new Set<string>();
+// And the PUTs answered 2xx over a key already stored, per bucket: a placeholder written first and the
+// object later counts as stored from the placeholder on. On /_hotpath/rewritten.
+const rewritten: Record<string, number> = {};
 // Objects whose PUT has not been answered yet. s3rver lets a GET read a half-written file; S3 never shows
 // an object before its PUT completes, so such a GET gets S3's 404 here (a probe then asks again).
 const writing = new Set<string>();
@@ -34,7 +37,11 @@ function trackPut(req: http.IncomingMessage, res: http.ServerResponse): void {
   writing.add(objectPath);
   res.once('close', () => writing.delete(objectPath));
   res.once('finish', () => {
-    if (res.statusCode < 200 || res.statusCode >= 300 || !decodeURIComponent(key).startsWith(countPrefix) || storedKeys.has(objectPath)) return;
+    if (res.statusCode < 200 || res.statusCode >= 300 || !decodeURIComponent(key).startsWith(countPrefix)) return;
+    if (storedKeys.has(objectPath)) {
+      rewritten[bucket] = (rewritten[bucket] ?? 0) + 1;
+      return;
+    }
     storedKeys.add(objectPath);
     stored[bucket] = (stored[bucket] ?? 0) + 1;
   });
@@ -51,9 +58,9 @@ const atOnce = new Set<string>();
 const bucketOf = (req: http.IncomingMessage) => (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
 
 const server = http.createServer((req, res) => {
-  if (req.url === '/_hotpath/stored') {
+  if (req.url === '/_hotpath/stored' || req.url === '/_hotpath/rewritten') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(stored));
+    res.end(JSON.stringify(req.url === '/_hotpath/stored' ? stored : rewritten));
     return;
   }
   if (req.method === 'POST' && req.url?.startsWith('/_hotpath/at-once?')) {

@@ -121,7 +121,16 @@ export async function answerAtOnce(context: S3Context): Promise<void> {
 
 /** How many objects the S3 server has stored in the bucket so far (PUTs answered 2xx). */
 export async function storedCount(context: S3Context): Promise<number> {
-  const response = await fetch(`${context.endpoint}/_hotpath/stored`, { signal: AbortSignal.timeout(5000) });
+  return bucketCount(context, 'stored');
+}
+
+/** How many PUTs answered 2xx wrote over an object already stored in the bucket (under the counted prefix). */
+export async function rewrittenCount(context: S3Context): Promise<number> {
+  return bucketCount(context, 'rewritten');
+}
+
+async function bucketCount(context: S3Context, what: 'stored' | 'rewritten'): Promise<number> {
+  const response = await fetch(`${context.endpoint}/_hotpath/${what}`, { signal: AbortSignal.timeout(5000) });
   const counts = (await response.json()) as Record<string, number>;
   return counts[context.bucket] ?? 0;
 }

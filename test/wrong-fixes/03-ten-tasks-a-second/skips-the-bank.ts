@@ -1,6 +1,8 @@
 // Wrong: stage 2, and it no longer waits on the bank: "the 20 ms are idle time, not work", so the task
 // builds its trace without ever talking to the bank it stands for. Every answer is byte for byte right.
-// under-load: waits 20 ms on the bank
+// Judged in the author check's run, in turns: beside the other known-wrong fixes' loads its answers
+// queued past the bank's 20 ms (in a CI run, none of 52 sampled came sooner than 18 ms).
+// in-turns: waits 20 ms on the bank
 import { randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
