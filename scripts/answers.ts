@@ -104,6 +104,7 @@ export function checkAnswers(
   };
   const keys = new Set<string>();
   const stale = staleAnswers(contract, samples);
+  const sharedInPairs = sharedAcrossPairs(contract, samples);
   const unrandom = repeatedRandom(contract, samples);
   let broken = 0;
   for (const [index, sample] of samples.entries()) {
@@ -120,6 +121,7 @@ export function checkAnswers(
       keys.add(key);
     }
     if (stale.has(index)) problems = [...problems, `${contract.changes!.what} stays the same from answer to answer`];
+    if (sharedInPairs.has(index)) problems = [...problems, `${contract.changes!.what} is the one the answer just before it had, though the data differ`];
     if (unrandom.get(index) === 'positions') problems = [...problems, `${contract.random!.what} agrees with an earlier answer's in over a quarter of its positions`];
     if (unrandom.get(index) === 'run') problems = [...problems, `${contract.random!.what} holds a run of ${RUN_CHARS} characters or more of an earlier answer's, shifted`];
     if (problems.length > 0) broken += 1;
@@ -228,6 +230,41 @@ function staleAnswers(contract: AnswerContract, samples: readonly AnswerSample[]
     seen.add(value);
   });
   return valued >= CHANGES_FROM && seen.size < valued / 2 ? stale : new Set();
+}
+
+/**
+ * Past this share of the pairs (a steady sample and the answer after it) whose data differ, a `changes`
+ * value the two share breaks the contract: answers served together may share one now and then, a value
+ * kept over many answers shares it in most pairs.
+ */
+const SHARED_IN_PAIRS = 1 / 3;
+
+/**
+ * The second answers of the pairs that share their `changes` value though their data differ (`distinct`),
+ * when more than SHARED_IN_PAIRS of the pairs do (none otherwise). The steady samples, tens of
+ * milliseconds apart, cannot see a value refreshed more often than that; two answers in a row can.
+ */
+function sharedAcrossPairs(contract: AnswerContract, samples: readonly AnswerSample[]): Set<number> {
+  const shared = new Set<number>();
+  if (!contract.changes || !contract.distinct) return shared;
+  const read = (pick: (answer: AnswerSample) => string | undefined, sample: AnswerSample) => {
+    try {
+      return pick(sample);
+    } catch {
+      return undefined;
+    }
+  };
+  let pairs = 0;
+  samples.forEach((sample, index) => {
+    const before = samples[index - 1];
+    if (!sample.follows || !before) return;
+    const [key, keyBefore] = [read(contract.distinct!, sample), read(contract.distinct!, before)];
+    const [value, valueBefore] = [read(contract.changes!.value, sample), read(contract.changes!.value, before)];
+    if (key === undefined || keyBefore === undefined || key === keyBefore || value === undefined || valueBefore === undefined) return;
+    pairs += 1;
+    if (value === valueBefore) shared.add(index);
+  });
+  return pairs >= CHANGES_FROM && shared.size > pairs * SHARED_IN_PAIRS ? shared : new Set();
 }
 
 function excerpt(sample: AnswerSample): string {

@@ -76,7 +76,10 @@ export interface AnswerContract {
   /**
    * A value that changes from answer to answer, though it may repeat now and then (01's ETag: answers
    * served at the same moment may share one): when fewer than half of at least 10 sampled answers'
-   * values differ, each answer that repeats an earlier one breaks the contract. `what` names it.
+   * values differ, each answer that repeats an earlier one breaks the contract. With `distinct`, the pairs
+   * too (a steady sample and the answer after it): when more than a third of at least 10 pairs whose data
+   * differ share the value, each of those breaks it (a value refreshed faster than the samples come).
+   * `what` names it.
    */
   changes?: { value(answer: AnswerSample): string | undefined; what: string };
   /**

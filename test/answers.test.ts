@@ -164,6 +164,30 @@ describe('answers under load', () => {
     expect(checkAnswers(validated, paired).broken).toBe(0);
     expect(checkAnswers(validated, paired.map(({ follows: _, ...s }) => s)).broken).toBeGreaterThan(0);
   });
+
+  it('fails a value that must change when most sampled pairs share it though their data differ', () => {
+    const validated: AnswerContract = { check: () => [], distinct: (answer) => JSON.parse(answer.body).data, changes: { value: (answer) => answer.headers.etag, what: 'the ETag' } };
+    // 20 pairs: a steady sample with an ETag of its own, then the answer after it, with `shares` of them keeping the first's.
+    const pairs = (shares: (pair: number) => boolean, data = (i: number) => String(i).padStart(4, '0')) =>
+      Array.from({ length: 40 }, (_, i) => {
+        const pair = Math.floor(i / 2);
+        const etag = i % 2 === 1 && shares(pair) ? `"${pair}"` : `"${i}"`;
+        return { ...json({ data: data(i) }), headers: { 'content-type': 'application/json', etag: i % 2 === 0 ? `"${pair}"` : etag }, ...(i % 2 ? { follows: true } : {}) };
+      });
+    // Every steady sample's ETag differs: the steady rule alone passes them all.
+    const kept = checkAnswers(validated, pairs(() => true));
+    expect(kept.broken).toBe(20);
+    expect(kept.problems[0]!.problem).toBe('the ETag is the one the answer just before it had, though the data differ');
+    // Answers in flight together may share one now and then: a third of the pairs or fewer is allowed.
+    expect(checkAnswers(validated, pairs((pair) => pair % 4 === 0)).broken).toBe(0);
+    expect(checkAnswers(validated, pairs((pair) => pair % 2 === 0)).broken).toBe(10);
+    // A pair whose data are the same (another rule's business: they repeat) is not counted, nor are fewer than 10 pairs.
+    expect(checkAnswers({ ...validated, distinct: undefined }, pairs(() => true)).broken).toBe(0);
+    expect(checkAnswers(validated, pairs(() => true, (i) => String(Math.floor(i / 2)).padStart(4, '0'))).problems.map((p) => p.problem)).not.toContain(
+      'the ETag is the one the answer just before it had, though the data differ',
+    );
+    expect(checkAnswers(validated, pairs(() => true).slice(0, 18)).broken).toBe(0);
+  });
 });
 
 

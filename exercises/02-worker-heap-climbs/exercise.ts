@@ -112,6 +112,19 @@ function payloadFindings(stored: string, taskId: string, institution?: string, r
   return findings;
 }
 
+/** The bank answers of a stored payload; none when it does not decode (payloadFindings says why). */
+function bankAnswers(stored: string): string[] {
+  const entries = decodePayload(stored).trace?.entries;
+  return Array.isArray(entries) ? entries.flatMap((e) => (typeof e?.responseBody === 'string' ? [e.responseBody] : [])) : [];
+}
+
+/**
+ * Bank answers in the payloads read that may equal one read before, as a share of them: two tasks' slices
+ * of the pool meet by chance (6,000 slices of 1.4 million offsets: about a dozen pairs), a payload that
+ * holds another task's answers repeats all sixty.
+ */
+const BODIES_REPEATED_AT_MOST = 0.05;
+
 /** Writes over a stored payload allowed, as a share of the payloads: an upload the SDK retried after it had landed. */
 const REWRITES_ALLOWED = 0.01;
 /** Of the bits in the bank's random answers, the share a whole payload keeps at the least, deflated. */
@@ -202,11 +215,21 @@ async function afterLoad({ services, answered, probeAnswers, inFlightAtMost }: A
   // held to what the probe holds its payloads to, a sample read whole. At random, not the first keys
   // listed: the worker names its tasks, and so where their keys sort.
   const read: Finding[][] = [];
+  const bodies: string[] = [];
   for (const key of drawnAtRandom(keys, LOAD_PAYLOADS_READ)) {
     const taskId = key.slice('debug/'.length, key.indexOf('.json'));
-    read.push(payloadFindings(await readObject(s3, key), taskId, LOAD_INSTITUTION));
+    const stored = await readObject(s3, key);
+    read.push(payloadFindings(stored, taskId, LOAD_INSTITUTION));
+    bodies.push(...bankAnswers(stored));
   }
   expectSample(expect, `the load's payloads hold what the probe's do (${read.length} of ${keys.length.toLocaleString('en-US')} read whole, drawn at random)`, read);
+  // Each task's own bank answers: random slices of a pool, which meet by chance a few times in thousands.
+  const repeats = bodies.length - new Set(bodies).size;
+  expect.expect(
+    repeats <= bodies.length * BODIES_REPEATED_AT_MOST,
+    `each payload holds its own task's bank answers (${bodies.length.toLocaleString('en-US')} bodies in the payloads read, ${repeats} the same as another)`,
+    `${repeats.toLocaleString('en-US')} of ${bodies.length.toLocaleString('en-US')} bank answers in the payloads read are the same as one in another payload`,
+  );
   return expect.result();
 }
 

@@ -40,7 +40,7 @@ async function routeStatus(baseUrl: string): Promise<RouteStatus | undefined> {
 /**
  * Each server's router as the probe before the load left it: its size at two reload counts, keyed by the
  * server's address (the probe after the load runs in the same process). The probe after the load checks
- * that the router kept its course: a fixed app's size stays put, the shipped app's grows by the same
+ * that the router kept its course: a fixed app's size stays put to the layer, the shipped app's grows by the same
  * number every reload, and an app rebuilt or restarted on a timer (the stop-gap) follows neither.
  */
 const beforeLoad = new Map<string, { from: RouteStatus; to: RouteStatus }>();
@@ -49,11 +49,16 @@ function expectSameCourse(expect: Expectations, before: { from: RouteStatus; to:
   const { from, to } = before;
   const perReload = to.reloads > from.reloads ? (to.layers - from.layers) / (to.reloads - from.reloads) : 0;
   const expected = to.layers + perReload * (after.reloads - to.reloads);
-  const kept = after.reloads >= to.reloads && Math.abs(after.layers - expected) <= Math.max(2, Math.abs(expected) * 0.02);
+  // A stack that held still before the load holds still after it, to the layer: one that grows a layer
+  // now and then (every few hundred reloads) grows too slowly to show between two probes.
+  const tolerance = perReload === 0 ? 0 : Math.max(2, Math.abs(expected) * 0.02);
+  const kept = after.reloads >= to.reloads && Math.abs(after.layers - expected) <= tolerance;
+  const grewLater = perReload === 0 && after.layers > expected;
   expect.expect(
     kept,
     'the app runs on from where the probe before the load left it (GET /_routes)',
-    `before the load, ${to.layers} layers at reload ${to.reloads} (${perReload.toFixed(1)} a reload since reload ${from.reloads}); after it, ${after.layers} at reload ${after.reloads}, where that pace gives ${Math.round(expected)}: the app was rebuilt or restarted, which hides a slowdown without removing its cause`,
+    `before the load, ${to.layers} layers at reload ${to.reloads} (${perReload.toFixed(1)} a reload since reload ${from.reloads}); after it, ${after.layers} at reload ${after.reloads}, where that pace gives ${Math.round(expected)}: ` +
+      (grewLater ? 'the app held its size between the probes before the load and grew after them, so it still grows, only more slowly' : 'the app was rebuilt or restarted, which hides a slowdown without removing its cause'),
   );
 }
 
