@@ -8,7 +8,7 @@ import { brokerService, waitForEvents } from '../scripts/services/broker.ts';
 describe('broker service', () => {
   it('acknowledges publishes after the set latency, one connection at a time, counts events per fresh topic, and stops clean', async () => {
     const before = liveServerCount();
-    const wanted = brokerService({ ackLatencyMs: 20, mark: { field: 'user', prefix: 'check-' }, key: 'user' });
+    const wanted = brokerService({ ackLatencyMs: 20, mark: { field: 'user', prefix: 'check-' }, key: 'user', stamp: 'at' });
     const services = await startServices([wanted]);
     try {
       const beforeAny = Date.now();
@@ -78,7 +78,7 @@ describe('broker service', () => {
       const beforeMarked = Date.now();
       const client3 = await mqtt.connectAsync(broker.url);
       try {
-        await client3.publishAsync(broker.topic, JSON.stringify([{ user: 'check-1' }, { user: 'c1' }, { user: 'check-2' }]), { qos: 1 });
+        await client3.publishAsync(broker.topic, JSON.stringify([{ user: 'check-1' }, { user: 'c1', at: 1234 }, { user: 'check-2' }]), { qos: 1 });
       } finally {
         await client3.endAsync();
       }
@@ -98,12 +98,14 @@ describe('broker service', () => {
       // An event sent twice has two arrival times.
       const client4 = await mqtt.connectAsync(broker.url);
       try {
-        await client4.publishAsync(broker.topic, JSON.stringify({ user: 'c1' }), { qos: 1 });
+        await client4.publishAsync(broker.topic, JSON.stringify({ user: 'c1', at: 9999 }), { qos: 1 });
       } finally {
         await client4.endAsync();
       }
       await waitForEvents(broker, 2014, { quietMs: 1000, limitMs: 5000 });
       expect((await broker.arrivalsOf(['c1']))[0]).toHaveLength(2);
+      // And the stamp field of each user's first event: c1's first, none for an event without it or a user never seen.
+      expect(await broker.stampsOf(['c1', 'u1', 'nobody'])).toEqual([1234, null, null]);
       expect(await second.contexts.get(wanted)!.arrivalsOf(['c1'])).toEqual([[]]);
       const notKeys = await fetch(`${broker.controlUrl}/topics/${encodeURIComponent(broker.topic)}/keys`, { method: 'POST', body: '[1]' });
       expect(notKeys.status).toBe(400);

@@ -29,6 +29,8 @@ const STOP_TAKING_MS = 1000;
 const TS_SLACK_MS = 5000;
 /** The broker counts an event after acknowledging it, on the server's clock: a decidedAt after that is made up. */
 const ARRIVAL_CLOCK_SLACK_MS = 1000;
+/** A decision answered under load was made before its answer: its decidedAt may be this much later (whole milliseconds). */
+const DECIDED_CLOCK_SLACK_MS = 2;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -298,11 +300,15 @@ async function afterLoad({ services, baseUrl, answered, answeredIds, probeAnswer
 /** Each decision answered under load has its own event on the broker, once, within the deadline of its answer. */
 async function expectOwnEvents(expect: Expectations, broker: BrokerContext, answeredIds: AfterLoadContext['answeredIds']): Promise<void> {
   const deadline = INTERVAL_MS + ARRIVAL_MARGIN_MS;
-  const arrivals = await broker.arrivalsOf(answeredIds.map(({ id }) => loadUser(id)));
+  const users = answeredIds.map(({ id }) => loadUser(id));
+  const arrivals = await broker.arrivalsOf(users);
+  const decidedAt = await broker.stampsOf(users);
   let missing = 0;
   let late = 0;
   let twice = 0;
   let latestMs = 0;
+  let stampedAfter = 0;
+  let latestStampMs = 0;
   answeredIds.forEach(({ at }, i) => {
     const times = arrivals[i] ?? [];
     if (times.length === 0) missing += 1;
@@ -311,6 +317,12 @@ async function expectOwnEvents(expect: Expectations, broker: BrokerContext, answ
       latestMs = Math.max(latestMs, times[0]! - at);
     }
     if (times.length > 1) twice += 1;
+    // The decision comes before its answer, on the same clock.
+    const stamp = decidedAt[i];
+    if (typeof stamp === 'number' && stamp > at + DECIDED_CLOCK_SLACK_MS) {
+      stampedAfter += 1;
+      latestStampMs = Math.max(latestStampMs, stamp - at);
+    }
   });
   const asked = `${fmt(answeredIds.length)} answers, each about a user of its own`;
   expect.expect(
@@ -326,15 +338,20 @@ async function expectOwnEvents(expect: Expectations, broker: BrokerContext, answ
       .join('; '),
   );
   expect.expect(twice === 0, `no decision answered under load sent twice (${asked})`, `${fmt(twice)} users' events arrived more than once`);
+  expect.expect(
+    stampedAfter === 0,
+    `every decision answered under load was decided before its answer, by its event's decidedAt (${asked})`,
+    `${fmt(stampedAfter)} events say their decision came after its answer (the latest ${fmt(latestStampMs)} ms after)`,
+  );
 }
 
 /**
  * A real broker on 127.0.0.1 (aedes, MQTT) in place of Kafka: each publish is acknowledged 5 ms after
  * it arrives, one at a time per connection, as a Kafka broker with acks=all serves one producer.
- * It keeps when each user's events arrived: every request, the load's, the probe's and the stop traffic's,
- * asks about a user of its own, named alike, so each answer is held to its own event.
+ * It keeps when each user's events arrived, and the first one's decidedAt: every request, the load's, the
+ * probe's and the stop traffic's, asks about a user of its own, named alike, so each answer is held to its own event.
  */
-const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, key: 'user' });
+const BROKER = brokerService({ ackLatencyMs: ACK_LATENCY_MS, key: 'user', stamp: 'decidedAt' });
 
 export default defineExercise({
   id: '08-slow-on-an-idle-cpu',

@@ -10,7 +10,8 @@
 //   and a sample of all its events drawn at random as they arrive, each with the time it arrived, and
 //   when the events that are not marked (the load's, not a check's own) arrived, to count them by a time,
 //   and, when BROKER_KEY_FIELD is set, when each such event arrived by the value of that field (08: the
-//   user, new in every request of the load), so that one answer's own event can be found.
+//   user, new in every request of the load), so that one answer's own event can be found; with
+//   BROKER_STAMP_FIELD, also the number that field of the key's first event held (08: its decidedAt).
 // The MQTT port is BROKER_MQTT_PORT; the counts are served over HTTP on PORT, which listens last, so
 // the harness sees the broker ready only once both are.
 import http from 'node:http';
@@ -30,6 +31,7 @@ const SAMPLED_EVENTS = 500;
 const markField = process.env.BROKER_MARK_FIELD;
 const markPrefix = process.env.BROKER_MARK_PREFIX;
 const keyField = process.env.BROKER_KEY_FIELD;
+const stampField = process.env.BROKER_STAMP_FIELD;
 
 export interface TopicCounts {
   /** Events arrived: a single event per plain message, the array's length for a batch. */
@@ -65,10 +67,12 @@ const topics = new Map<string, TopicCounts>();
 const arrivals = new Map<string, { at: number[]; unmarked: number[] }>();
 const samples = new Map<string, TopicSample>();
 /** Per topic, the first arrival of the unmarked events by their BROKER_KEY_FIELD value, and the later ones apart (rare). */
-const byKey = new Map<string, { first: Map<string, number>; again: Map<string, number[]> }>();
+const byKey = new Map<string, { first: Map<string, number>; again: Map<string, number[]>; stamps: Map<string, number> }>();
 
 /** For each key asked, when its events arrived on a topic (ms since the epoch, in arrival order; none: empty). */
 export type KeyArrivals = number[][];
+/** For each key asked, the number BROKER_STAMP_FIELD held in its first event (null: none, or not a number). */
+export type KeyStamps = Array<number | null>;
 const emptyCounts = (): TopicCounts => ({ events: 0, messages: 0, qos0: 0, unreadable: 0, first: [], marked: 0 });
 
 function isMarked(event: unknown): boolean {
@@ -103,13 +107,16 @@ function count(topic: string, payload: Buffer, qos: number): void {
   arrived.unmarked.push((arrived.unmarked.at(-1) ?? 0) + events.length - marked);
   if (keyField) {
     let keys = byKey.get(topic);
-    if (!keys) byKey.set(topic, (keys = { first: new Map(), again: new Map() }));
+    if (!keys) byKey.set(topic, (keys = { first: new Map(), again: new Map(), stamps: new Map() }));
     for (const event of events) {
       if (isMarked(event) || event === null || typeof event !== 'object') continue;
       const key = (event as Record<string, unknown>)[keyField];
       if (typeof key !== 'string') continue;
-      if (!keys.first.has(key)) keys.first.set(key, arrivedAt);
-      else keys.again.set(key, [...(keys.again.get(key) ?? []), arrivedAt]);
+      if (!keys.first.has(key)) {
+        keys.first.set(key, arrivedAt);
+        const stamp = stampField ? (event as Record<string, unknown>)[stampField] : undefined;
+        if (typeof stamp === 'number') keys.stamps.set(key, stamp);
+      } else keys.again.set(key, [...(keys.again.get(key) ?? []), arrivedAt]);
     }
   }
   let sample = samples.get(topic);
@@ -189,6 +196,10 @@ const control = http.createServer((req, res) => {
         return;
       }
       const known = byKey.get(topic);
+      if (url.searchParams.has('stamps')) {
+        res.end(JSON.stringify((keys as string[]).map((key) => known?.stamps.get(key) ?? null) satisfies KeyStamps));
+        return;
+      }
       const arrivals = (keys as string[]).map((key) => {
         const first = known?.first.get(key);
         return first === undefined ? [] : [first, ...(known!.again.get(key) ?? [])];

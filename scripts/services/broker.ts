@@ -1,10 +1,10 @@
 // The message-broker service: a real MQTT broker (aedes) in its own process, standing in for Kafka (see
 // broker-server.ts for what it models), a fresh topic per server run, and the counts probes read.
 import { ServerStartError, isPortFree, onFreePorts, startServer, type RunningServer } from '../server-process.ts';
-import type { KeyArrivals, TopicArrivals, TopicCounts, TopicSample } from './broker-server.ts';
+import type { KeyArrivals, KeyStamps, TopicArrivals, TopicCounts, TopicSample } from './broker-server.ts';
 import { defineService, type Service, type StartedService } from '../service.ts';
 
-export type { KeyArrivals, TopicArrivals, TopicCounts, TopicSample };
+export type { KeyArrivals, KeyStamps, TopicArrivals, TopicCounts, TopicSample };
 
 const BROKER_SERVER = new URL('./broker-server.ts', import.meta.url).pathname;
 const TOPIC_ROOT = 'events';
@@ -24,6 +24,8 @@ export interface BrokerContext {
   arrivedBy(times: number[]): Promise<TopicArrivals>;
   /** When the unmarked events whose key field (BrokerOptions.key) has each value given arrived, in the order given. */
   arrivalsOf(keys: string[]): Promise<KeyArrivals>;
+  /** The number the stamp field (BrokerOptions.stamp) held in the first event of each key given, in the order given. */
+  stampsOf(keys: string[]): Promise<KeyStamps>;
 }
 
 export interface BrokerOptions {
@@ -35,6 +37,8 @@ export interface BrokerOptions {
   mark?: { field: string; prefix: string };
   /** Keep when each unmarked event arrived by the value of this field (BrokerContext.arrivalsOf). */
   key?: string;
+  /** And the number this field holds in each key's first event (BrokerContext.stampsOf): 08's decidedAt. */
+  stamp?: string;
 }
 
 /**
@@ -61,6 +65,7 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
         BROKER_TOPIC_ROOT: TOPIC_ROOT,
         ...(options.mark ? { BROKER_MARK_FIELD: options.mark.field, BROKER_MARK_PREFIX: options.mark.prefix } : {}),
         ...(options.key ? { BROKER_KEY_FIELD: options.key } : {}),
+        ...(options.stamp ? { BROKER_STAMP_FIELD: options.stamp } : {}),
       },
     });
   });
@@ -77,6 +82,7 @@ async function startBroker(options: BrokerOptions): Promise<StartedService<Broke
         sample: () => topicSample(server.url, topic),
         arrivedBy: (times) => topicArrivals(server.url, topic, times),
         arrivalsOf: (keys) => keyArrivals(server.url, topic, keys),
+        stampsOf: (keys) => keyStamps(server.url, topic, keys),
       };
       return { env: { BROKER_URL: url, BROKER_TOPIC: topic }, context };
     },
@@ -118,17 +124,26 @@ export async function topicArrivals(controlUrl: string, topic: string, times: nu
 /** Keys asked per request: a JSON body of a few MB at most. */
 const KEYS_PER_REQUEST = 50_000;
 
-export async function keyArrivals(controlUrl: string, topic: string, keys: string[]): Promise<KeyArrivals> {
-  const all: KeyArrivals = [];
+export function keyArrivals(controlUrl: string, topic: string, keys: string[]): Promise<KeyArrivals> {
+  return byKeys<KeyArrivals[number]>(`${controlUrl}/topics/${encodeURIComponent(topic)}/keys`, keys, 'arrivals');
+}
+
+export function keyStamps(controlUrl: string, topic: string, keys: string[]): Promise<KeyStamps> {
+  return byKeys<KeyStamps[number]>(`${controlUrl}/topics/${encodeURIComponent(topic)}/keys?stamps`, keys, 'stamps');
+}
+
+/** One answer per key, asked KEYS_PER_REQUEST keys at a time. */
+async function byKeys<T>(url: string, keys: string[], what: string): Promise<T[]> {
+  const all: T[] = [];
   for (let from = 0; from < keys.length; from += KEYS_PER_REQUEST) {
-    const response = await fetch(`${controlUrl}/topics/${encodeURIComponent(topic)}/keys`, {
+    const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(keys.slice(from, from + KEYS_PER_REQUEST)),
       signal: AbortSignal.timeout(10_000),
     });
-    if (!response.ok) throw new Error(`the broker's arrivals by key answered ${response.status}`);
-    all.push(...((await response.json()) as KeyArrivals));
+    if (!response.ok) throw new Error(`the broker's ${what} by key answered ${response.status}`);
+    all.push(...((await response.json()) as T[]));
   }
   return all;
 }
