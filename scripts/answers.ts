@@ -80,6 +80,11 @@ function lowerCased(headers: Record<string, string | string[] | undefined>): Rec
   return out;
 }
 
+/** Whether an answer came sooner than `ms` after its request went out (no when that moment is unknown). */
+export function answeredWithin(answer: AnswerSample, ms: number): boolean {
+  return answer.sentAt !== undefined && answer.receivedAt - answer.sentAt < ms;
+}
+
 /** The contract a server's answers are held to: the ceiling's own when it serves the payload without the extras. */
 export function contractFor(manifest: ExerciseManifest, role: Role): AnswerContract {
   return role === 'ceiling' ? (manifest.ceilingContract ?? manifest.contract) : manifest.contract;

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import { Expectations, fetchResponse, type CheckResult, type Finding } from '../../scripts/check.ts';
+import { answeredWithin } from '../../scripts/answers.ts';
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
 import { buildTrace, summarize } from './trace.ts';
@@ -110,8 +111,7 @@ const contract: AnswerContract = {
     const problems = findings.filter((f) => !f.ok).map((f) => f.what);
     // The bank's 20 ms stand for a call to a bank that no fix makes shorter. A 20 ms timer may fire up to
     // a millisecond early on the loop's clock, which is read once a turn of the loop.
-    const tookMs = answer.sentAt === undefined ? undefined : answer.receivedAt - answer.sentAt;
-    if (tookMs !== undefined && tookMs < BANK_WAIT_MS - 2) problems.push(`a task waits ${BANK_WAIT_MS} ms on the bank before it answers`);
+    if (answeredWithin(answer, BANK_WAIT_MS - 2)) problems.push(`a task waits ${BANK_WAIT_MS} ms on the bank before it answers`);
     return problems;
   },
   distinct: (answer) => {

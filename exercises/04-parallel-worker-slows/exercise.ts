@@ -1,4 +1,5 @@
 import { Expectations, fetchResponse, type CheckResult } from '../../scripts/check.ts';
+import { answeredWithin } from '../../scripts/answers.ts';
 import { defineExercise, type AnswerContract } from '../../scripts/manifest.ts';
 import { minorGcPerRequest } from '../../scripts/metrics/minor-gc-per-request.ts';
 import { requestsPerSecond } from '../../scripts/metrics/requests-per-second.ts';
@@ -95,8 +96,7 @@ const contract: AnswerContract = {
     const problems = keys.filter((key) => !ok[key]).map((key) => WHAT[key]);
     // A refresh calls the bank six times, one after another (each page's cursor comes with the page before
     // it). Each wait starts on the loop's clock, read once a turn and to the millisecond: 2 ms of slack.
-    const tookMs = answer.sentAt === undefined ? undefined : answer.receivedAt - answer.sentAt;
-    if (tookMs !== undefined && tookMs < BANK_CALLS * BANK_DELAY_MS - 2) problems.push(`a refresh waits on the bank ${BANK_CALLS} times, ${BANK_DELAY_MS} ms each, before it answers`);
+    if (answeredWithin(answer, BANK_CALLS * BANK_DELAY_MS - 2)) problems.push(`a refresh waits on the bank ${BANK_CALLS} times, ${BANK_DELAY_MS} ms each, before it answers`);
     return problems;
   },
   distinct: (answer) => {
