@@ -114,7 +114,13 @@ export async function runBench(exercise: Exercise, specs: ServerSpec[], options:
       const measured = await measureInTurns(exercise, specs, options);
       runs.push(...measured.runs);
       const { seconds, maxRounds, brokenRounds } = turnsOf(exercise.manifest.load);
-      turns = { rounds: measured.rounds, seconds, maxRounds, ...(brokenRounds < measured.rounds ? { brokenRounds } : {}) };
+      turns = {
+        rounds: measured.rounds,
+        seconds,
+        maxRounds,
+        ...(brokenRounds < measured.rounds ? { brokenRounds } : {}),
+        ...(measured.moreRoundsFor.length > 0 ? { moreRoundsFor: measured.moreRoundsFor } : {}),
+      };
     } else if (sideBySide(exercise, specs, options)) {
       // Ramped servers run side by side and take turns at the machine, step by step (see turns.ts).
       const turns = new Turns(specs.length);

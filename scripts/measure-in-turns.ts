@@ -15,12 +15,16 @@ import { noteCrash, noteIsolates, withFailure } from './run-failure.ts';
 import { startServices, type Services } from './services/index.ts';
 import { startAndProbe, type Started } from './start-and-probe.ts';
 import { combineHeap, combineRuntime, combineTurns, loadInTurns, turnLoad, warmUpInTurns, type Contender } from './steady-turns.ts';
-import { anyTooClose, judgedServer } from './verdict.ts';
+import { judgedServer, stillTooClose } from './verdict.ts';
 
 /** A server in turns, with what its after-load checks need: its services, how to start a copy of it. */
 type InTurns = Contender & Started;
 
-export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], options: BenchOptions): Promise<{ runs: ServerRun[]; rounds: number }> {
+export async function measureInTurns(
+  exercise: Exercise,
+  specs: ServerSpec[],
+  options: BenchOptions,
+): Promise<{ runs: ServerRun[]; rounds: number; moreRoundsFor: string[] }> {
   const { manifest } = exercise;
   const runs: ServerRun[] = [];
   const contenders: InTurns[] = [];
@@ -28,6 +32,8 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
   // would carry one server's backlog into another's turn, so each server gets services of its own.
   const serviceSets: Services[] = [];
   let rounds = 0;
+  // What asked for each round past the fewest: said in the report, so a longer run says why it was longer.
+  const moreRoundsFor = new Set<string>();
   try {
     // Starting and probing put no load on the machine to speak of: all servers at once.
     const started = await Promise.all(
@@ -55,7 +61,9 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
     rounds = await loadInTurns(contenders, manifest.load, {
       decided: (done) => {
         settle();
-        return !anyTooClose(manifest, runs, done);
+        const open = stillTooClose(manifest, runs, done);
+        for (const target of open) moreRoundsFor.add(target);
+        return open.length === 0;
       },
       onProgress,
       onCrash: ({ run, server }) => noteCrash(run, server, 'during its turn'),
@@ -80,7 +88,7 @@ export async function measureInTurns(exercise: Exercise, specs: ServerSpec[], op
     await Promise.all(contenders.map((c) => c.server.stop()));
     for (const services of serviceSets) await services.stop();
   }
-  return { runs, rounds };
+  return { runs, rounds, moreRoundsFor: [...moreRoundsFor] };
 }
 
 /** For throughputKept: the aged server beside a fresh copy of itself, when it is held to that target. */

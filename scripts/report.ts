@@ -398,7 +398,8 @@ function turnsFor(report: RunReport): string | undefined {
   const turns = report.turns;
   if (!turns) return undefined;
   const shipped = turns.brokenRounds !== undefined ? `; the shipped server ${turns.brokenRounds}, the same age in every run` : '';
-  return `${turns.rounds} rounds of ${turns.seconds} s turns (at most ${turns.maxRounds}${shipped})`;
+  const more = turns.moreRoundsFor ? `; more rounds for ${turns.moreRoundsFor.join(', ')}, too close to call` : '';
+  return `${turns.rounds} rounds of ${turns.seconds} s turns (at most ${turns.maxRounds}${shipped}${more})`;
 }
 
 function soakedFor(report: RunReport): string | undefined {

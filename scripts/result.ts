@@ -249,9 +249,12 @@ export interface RunReport {
    * run cannot say; exit code 3.
    */
   tooClose?: boolean;
-  /** The servers were loaded in turns: how many rounds, of how many seconds each, and the most allowed. */
-  /** brokenRounds: the shipped server's turns, when it stopped before the others (see LoadProfile.turns). */
-  turns?: { rounds: number; seconds: number; maxRounds: number; brokenRounds?: number };
+  /**
+   * The servers were loaded in turns: how many rounds, of how many seconds each, and the most allowed.
+   * brokenRounds: the shipped server's turns, when it stopped before the others (see LoadProfile.turns).
+   * moreRoundsFor: the targets ("server: target") too close to call that asked for rounds past the fewest.
+   */
+  turns?: { rounds: number; seconds: number; maxRounds: number; brokenRounds?: number; moreRoundsFor?: string[] };
   /**
    * With `--runs N` (N > 1): the same measurement N times; `servers` are the last run's, the verdicts are on
    * the median of each target's ratio, and each server's main figures come with their spread.

@@ -193,20 +193,22 @@ export function callInterval(target: Pick<TargetRecord, 'atLeast'>, low: number,
 }
 
 /**
- * Whether another round could still change a verdict of the run so far: the turns go on while one could.
- * A server with a target too close to call is decided all the same when another target already misses
- * clearly (one miss fails it); a symptom is decided when none of its targets is too close. A target whose
- * server or reference takes no more turns (`done`) cannot change: it does not ask for another round.
+ * What another round could still change in the run so far, as "server: target" (empty when every verdict
+ * is decided): the turns go on while this is not empty. A server with a target too close to call is decided
+ * all the same when another target already misses clearly (one miss fails it); a symptom is decided when
+ * none of its targets is too close. A target whose server or reference takes no more turns (`done`) cannot
+ * change: it does not ask for another round.
  */
-export function anyTooClose(manifest: ExerciseManifest, runs: ServerRun[], done: (label: string) => boolean = () => false): boolean {
+export function stillTooClose(manifest: ExerciseManifest, runs: ServerRun[], done: (label: string) => boolean = () => false): string[] {
   const open = (t: TargetResult, label: string) => t.tooClose === true && !done(label) && !done(t.referenceLabel);
-  return judge(manifest, runs).some((verdict) => {
-    const anyOpen = verdict.targets.some((t) => open(t, verdict.label));
-    if (verdict.symptom) return verdict.problems.length === 0 && anyOpen;
+  return judge(manifest, runs).flatMap((verdict) => {
+    const opened = verdict.targets.filter((t) => open(t, verdict.label)).map((t) => `${verdict.label}: ${t.name}`);
+    if (opened.length === 0) return [];
+    if (verdict.symptom) return verdict.problems.length === 0 ? opened : [];
     // A stage wrong on purpose never passes, so it is never "too close" itself; but its targets are held
     // all the same (fast, but wrong), so a close one takes more rounds as any other stage's would.
-    if (verdict.expectedToFail) return verdict.problems.length === 0 && verdict.targets.every((t) => t.pass || t.tooClose) && anyOpen;
-    return verdict.tooClose === true && anyOpen;
+    if (verdict.expectedToFail) return verdict.problems.length === 0 && verdict.targets.every((t) => t.pass || t.tooClose) ? opened : [];
+    return verdict.tooClose === true ? opened : [];
   });
 }
 

@@ -31,6 +31,14 @@ describe('report', () => {
     expect(head({ ...report, turns, load: { ...report.load, connections: 60, turns: {} } })).toContain(' · 60 connections · ');
   });
 
+  it('says which targets, too close to call, asked for the rounds past the fewest, and only when some did', () => {
+    const report = sampleReport();
+    const head = (r: RunReport) => renderReport(r).replace(/\x1b\[[0-9;]*m/g, '').split('\n')[1]!;
+    expect(head({ ...report, turns: { rounds: 4, seconds: 1, maxRounds: 11 } })).toContain('4 rounds of 1 s turns (at most 11) · ');
+    const longer = { rounds: 7, seconds: 1, maxRounds: 11, moreRoundsFor: ['stage 2: req/s vs ceiling'] };
+    expect(head({ ...report, turns: longer })).toContain('7 rounds of 1 s turns (at most 11; more rounds for stage 2: req/s vs ceiling, too close to call) · ');
+  });
+
   it("words a server's verdict as the run's last line does: too close to call, or cannot be judged here, not FAIL", () => {
     const report = sampleReport();
     const verdict = report.verdicts.find((v) => v.label === 'stage 1')!;

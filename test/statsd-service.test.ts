@@ -219,6 +219,35 @@ describe('statsd service', () => {
     }
   });
 
+  it('answers one request in `every` at a path with a canary of its own, at most `most`, none while held, and names those served', async () => {
+    const canary = { name: 'x', variants: [{ name: '{canary}', weight: 100 }] };
+    const wanted = statsdService({ upstreamRoutes: { '/x': 'plain', '/y': 'other' }, upstreamCanaries: { path: '/x', every: 3, most: 2, document: canary } });
+    const services = await startServices([wanted]);
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const { contexts, env } = await services.prepare();
+      const statsd = contexts.get(wanted)!;
+      const upstream = env.UPSTREAM_URL!.replace('upstream.hotpath.test', '127.0.0.1');
+      const ask = async (path: string) => JSON.parse((await get(`${upstream}${path}`, agent)).body) as unknown;
+      // Only the canaries' path counts: /y between them changes nothing.
+      const answers = [await ask('/x'), await ask('/y'), await ask('/x'), await ask('/x')];
+      expect(answers).toEqual(['plain', 'other', 'plain', { name: 'x', variants: [{ name: 'canary-1', weight: 100 }] }]);
+      // Held for a probe: every answer plain, and the count of requests waits too.
+      await statsd.holdRoutes(async () => {
+        for (let i = 0; i < 4; i++) expect(await ask('/x')).toBe('plain');
+      });
+      expect([await ask('/x'), await ask('/x'), await ask('/x')]).toEqual(['plain', 'plain', { name: 'x', variants: [{ name: 'canary-2', weight: 100 }] }]);
+      // At most two a run, then plain again; the state names those served, and a reset starts over.
+      for (let i = 0; i < 6; i++) expect(await ask('/x')).toBe('plain');
+      expect((await statsd.state()).upstream.canaries).toEqual(['canary-1', 'canary-2']);
+      await services.prepare();
+      expect((await statsd.state()).upstream.canaries).toEqual([]);
+    } finally {
+      agent.destroy();
+      await services.stop();
+    }
+  });
+
   it("07's contract: a decision whose allocation the registry replaced well before the request went out was kept", async () => {
     const services = await startServices(exercise07.services!);
     try {
@@ -247,6 +276,9 @@ describe('statsd service', () => {
       // Another user, or a variant the experiment does not have: not the decision, dated or not.
       expect(check(decision(current, now, 'u-7')).join('; ')).toMatch(/not the decision/);
       expect(check(decision('blue', now)).join('; ')).toMatch(/not the decision/);
+      // A canary's variant is traced after the load, against the canaries the registry served; for another user, not the decision.
+      expect(check(decision('canary-7', now))).toEqual([]);
+      expect(check(decision('canary-7', now, 'u-7')).join('; ')).toMatch(/not the decision/);
       // Without the request's time, or the registry's record of its changes, nothing to compare the variant with.
       const { sentAt: _sentAt, ...undated } = decision(other, now);
       expect(check(undated)).toEqual([]);

@@ -6,7 +6,7 @@ import { AnswerTimeline } from '../scripts/answer-timeline.ts';
 import { validateManifest } from '../scripts/manifest.ts';
 import { liveServerCount, startServer } from '../scripts/server-process.ts';
 import { combineTurns, loadInTurns } from '../scripts/steady-turns.ts';
-import { anyTooClose, judge, verdictsPass, verdictsTooClose } from '../scripts/verdict.ts';
+import { judge, stillTooClose, verdictsPass, verdictsTooClose } from '../scripts/verdict.ts';
 import { requestsPerSecond } from '../scripts/metrics/requests-per-second.ts';
 import { fixture } from './helpers.ts';
 import { fixtureExercise, loadResult, sampleManifest, serverRun } from './sample.ts';
@@ -35,7 +35,7 @@ describe('servers in turns', () => {
     const [close] = judge(manifest, [broken, shaky]);
     expect(close!.targets[0]!.tooClose).toBe(true);
     expect(close!.tooClose).toBe(true);
-    expect(anyTooClose(manifest, [broken, shaky])).toBe(true);
+    expect(stillTooClose(manifest, [broken, shaky])).toEqual(['mine: req/s vs broken']);
     expect(verdictsTooClose([close!])).toBe(true);
     expect(verdictsPass([close!])).toBe(false);
     // Every round short of the target: a clear fail, not a close one.
@@ -43,7 +43,7 @@ describe('servers in turns', () => {
     const [fail] = judge(manifest, [broken, slow]);
     expect(fail!.tooClose).toBeUndefined();
     expect(fail!.pass).toBe(false);
-    expect(anyTooClose(manifest, [broken, slow])).toBe(false);
+    expect(stillTooClose(manifest, [broken, slow])).toEqual([]);
     // Too close on one target but clearly short on another: already a FAIL, no more rounds needed.
     const two = sampleManifest({
       goal: [
@@ -54,16 +54,16 @@ describe('servers in turns', () => {
     const [halfway] = judge(two, [broken, shaky]);
     expect(halfway!.targets.map((t) => (t.tooClose ? 'too close' : t.pass ? 'pass' : 'fail'))).toEqual(['too close', 'fail']);
     expect(halfway!.tooClose).toBeUndefined();
-    expect(anyTooClose(two, [broken, shaky])).toBe(false);
+    expect(stillTooClose(two, [broken, shaky])).toEqual([]);
   });
 
   it('asks for no more rounds for a target whose server or reference takes no more turns', () => {
     const manifest = sampleManifest({ goal: [{ metric: requestsPerSecond, against: 'broken', atLeast: 2 }] });
     const broken = runWithTurns('broken', 'broken', [100, 50, 100, 80, 100]);
     const shaky = runWithTurns('mine', 'mine', [300, 80, 150, 200, 200]);
-    expect(anyTooClose(manifest, [broken, shaky], (label) => label === 'broken')).toBe(false);
-    expect(anyTooClose(manifest, [broken, shaky], (label) => label === 'mine')).toBe(false);
-    expect(anyTooClose(manifest, [broken, shaky], () => false)).toBe(true);
+    expect(stillTooClose(manifest, [broken, shaky], (label) => label === 'broken')).toEqual([]);
+    expect(stillTooClose(manifest, [broken, shaky], (label) => label === 'mine')).toEqual([]);
+    expect(stillTooClose(manifest, [broken, shaky], () => false)).toEqual(['mine: req/s vs broken']);
   });
 
   it('takes more rounds for a close target of a stage that is wrong on purpose: its targets are held too', () => {
@@ -83,12 +83,12 @@ describe('servers in turns', () => {
     const [verdict] = judge(wrongOnPurpose, [broken, shaky]);
     expect(verdict!.expectedToFail).toBeDefined();
     expect(verdict!.targets[0]!.tooClose).toBe(true);
-    expect(anyTooClose(wrongOnPurpose, [broken, shaky])).toBe(true);
+    expect(stillTooClose(wrongOnPurpose, [broken, shaky])).toEqual(['stage 1: req/s vs broken']);
     // Clear of its target: no more rounds; and once rejected for a problem, none either.
-    expect(anyTooClose(wrongOnPurpose, [broken, runWithTurns('stage 1', 'stage', [200, 100, 200, 160, 200])])).toBe(false);
+    expect(stillTooClose(wrongOnPurpose, [broken, runWithTurns('stage 1', 'stage', [200, 100, 200, 160, 200])])).toEqual([]);
     const rejected = runWithTurns('stage 1', 'stage', [300, 80, 150, 200, 200]);
     rejected.failure = 'it crashed';
-    expect(anyTooClose(wrongOnPurpose, [broken, rejected])).toBe(false);
+    expect(stillTooClose(wrongOnPurpose, [broken, rejected])).toEqual([]);
   });
 
   it('stops the shipped server after brokenRounds while the others go on', async () => {

@@ -65,6 +65,18 @@ const SWITCH_EVERY_MS = 500;
  * the registry after the request arrives, so none at all; this is room for the clock's milliseconds.
  */
 const STALE_AFTER_MS = 50;
+/**
+ * One registry answer in CANARY_EVERY (none while the probe holds the registry still) is an allocation of
+ * its own, served once: all of the experiment to a new variant named for it (canary-1, canary-2, ...). The
+ * decision that asked for it gives that variant and tags it; no other can.
+ */
+const CANARY_EVERY = 100;
+/** A canary's allocation: the experiment's variants at 0%, all of it to one of its own ("{canary}" is its name). */
+const CANARY: Experiment = { name: EXPERIMENT, variants: [...REGISTERED.variants.map((v) => ({ ...v, weight: 0 })), { name: '{canary}', weight: 100 }] };
+const CANARIES_AT_MOST = 400;
+const isCanary = (variant: unknown): variant is string => typeof variant === 'string' && /^canary-\d+$/.test(variant);
+/** Canaries that may go untraced (one asked for as a run stops, say) before a run is held to be answering from other requests. */
+const CANARIES_ASTRAY_SHARE = 0.02;
 
 function parsed(text: string): unknown {
   try {
@@ -84,6 +96,8 @@ const contract: AnswerContract = {
     const problems = answerProblems(answer.status, answer.headers['content-type'] ?? null, json);
     if (json === undefined) return problems;
     const variant = (json as Record<string, unknown>).variant;
+    // A canary's variant is traced after the load, against the registry's record of the canaries it served.
+    if (isCanary(variant)) return [...problems, ...decisionProblems(json, LOAD_USER, variant)];
     const either = [LOAD_VARIANT, assign(SWITCHED, LOAD_USER)];
     const decision = decisionProblems(json, LOAD_USER, typeof variant === 'string' && either.includes(variant) ? variant : LOAD_VARIANT);
     if (decision.length > 0) return [...problems, ...decision];
@@ -143,9 +157,10 @@ function shapesSince(now: StatsdShapes, since: StatsdShapes = {}): StatsdShapes 
  * with the experiment and one variant of it, and timings that include the registry's answer (their mean
  * at least half of it). Returns the problems, and the `assigned` lines by variant.
  */
-function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: Record<string, number> } {
+function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: Record<string, number>; canaries: Record<string, number> } {
   const problems: string[] = [];
   const assignedBy: Record<string, number> = {};
+  const canaries: Record<string, number> = {};
   const variants = REGISTERED.variants.map((v) => v.name);
   for (const name of METRICS) {
     const byShape = Object.entries(shapes[name] ?? {});
@@ -174,11 +189,13 @@ function metricContent(shapes: StatsdShapes): { problems: string[]; assignedBy: 
     const tags = shape.split('|')[1]?.split(',') ?? [];
     const variant = tags.filter((t) => t.startsWith('variant:')).map((t) => t.slice('variant:'.length));
     const experiment = tags.filter((t) => t.startsWith('experiment:'));
-    if (variant.length !== 1 || !variants.includes(variant[0]!) || experiment.length !== 1 || experiment[0] !== `experiment:${EXPERIMENT}`) untagged += lines;
-    else assignedBy[variant[0]!] = (assignedBy[variant[0]!] ?? 0) + lines;
+    const tagged = variant.length === 1 && experiment.length === 1 && experiment[0] === `experiment:${EXPERIMENT}`;
+    if (tagged && isCanary(variant[0])) canaries[variant[0]] = (canaries[variant[0]] ?? 0) + lines;
+    else if (tagged && variants.includes(variant[0]!)) assignedBy[variant[0]!] = (assignedBy[variant[0]!] ?? 0) + lines;
+    else untagged += lines;
   }
   if (untagged > 0) problems.push(`decisions.assigned: ${n(untagged)} lines without the tags experiment:${EXPERIMENT} and one variant:<${variants.join('|')}>`);
-  return { problems, assignedBy };
+  return { problems, assignedBy, canaries };
 }
 
 /** Metrics short of `expected` each, counted from `since` (the sink's counts before the decisions were asked for). */
@@ -350,6 +367,29 @@ async function expectMetricsKeptUp(expect: Expectations, statsd: StatsdContext, 
  */
 const LEAST_VARIANT_SHARE = 0.1;
 
+/**
+ * Each canary the registry served was decided by the decision that asked for it, and by no other: its
+ * variant is on one `assigned` line. Read once the sink is quiet, after every decision of the run.
+ */
+async function expectCanariesTraced(expect: Expectations, statsd: StatsdContext): Promise<void> {
+  await waitForLines(statsd, Infinity, { quietMs: 1000, limitMs: 10_000 });
+  const served = (await statsd.state()).upstream.canaries;
+  if (served.length === 0) return;
+  const { canaries: tagged } = metricContent(await statsd.shapes());
+  const servedNames = new Set(served);
+  const untraced = served.filter((name) => !tagged[name]).length;
+  const repeated = Object.values(tagged).filter((lines) => lines > 1).length;
+  const unknown = Object.keys(tagged).filter((name) => !servedNames.has(name)).length;
+  const astray = untraced + repeated + unknown;
+  const within = astray > 0 ? ` (${n(astray)} not, within the ${CANARIES_ASTRAY_SHARE * 100}% allowed)` : '';
+  expect.expect(
+    astray <= Math.max(1, served.length * CANARIES_ASTRAY_SHARE),
+    `each decision gives the allocation its own registry request got: the ${n(served.length)} one-off allocations the registry served (one answer in ${CANARY_EVERY}) each on one decisions.assigned line${within}`,
+    `the registry served ${n(served.length)} one-off allocations, each in the answer to one request: ${n(untraced)} named on no decisions.assigned line, ` +
+      `${n(repeated)} on more than one${unknown > 0 ? `, and ${n(unknown)} lines named one it never served` : ''}`,
+  );
+}
+
 /** Every metric line the run sent, probe and load, carries its content; and the load's `assigned` lines name both variants it got. */
 function expectContentUnderLoad(expect: Expectations, shapes: StatsdShapes): void {
   const { problems, assignedBy } = metricContent(shapes);
@@ -395,13 +435,15 @@ async function afterLoad({ services, baseUrl, answered, answeredBy, probeAnswers
   const [first, second] = statsd.sinkAddresses as [string, string];
   await checkRecordMove(expect, baseUrl, statsd, first, second, QUIET);
   await checkRecordMove(expect, baseUrl, statsd, second, first, BUSY);
+  await expectCanariesTraced(expect, statsd);
   return expect.result();
 }
 
 /**
  * A DNS server that answers 1,000 lookups a second, a StatsD sink behind a name, and the experiment
  * registry behind another name, whose load balancer closes a connection after 10 requests, and where the
- * load's experiment switches allocation every SWITCH_EVERY_MS (held still for the probes).
+ * load's experiment switches allocation every SWITCH_EVERY_MS, and one answer in CANARY_EVERY is a canary
+ * (neither while the probes run).
  */
 const STATSD = statsdService({
   dnsLatencyMs: 1,
@@ -412,6 +454,7 @@ const STATSD = statsdService({
   upstreamRequestsPerConnection: 10,
   upstreamRoutes: REGISTRY,
   upstreamChanges: { path: EXPERIMENT_PATH, everyMs: SWITCH_EVERY_MS, documents: [REGISTERED, SWITCHED] },
+  upstreamCanaries: { path: EXPERIMENT_PATH, every: CANARY_EVERY, most: CANARIES_AT_MOST, document: CANARY },
 });
 
 export default defineExercise({

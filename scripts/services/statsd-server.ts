@@ -10,7 +10,10 @@
 //   to the other, as when a StatsD load balancer is redeployed with a new IP.
 // - an upstream HTTP API on 127.0.0.1 that answers the JSON set for each path after UPSTREAM_LATENCY_MS,
 //   and closes each connection after UPSTREAM_REQUESTS_PER_CONNECTION answers, as load balancers do, so
-//   its clients open new connections (and look its name up) now and then.
+//   its clients open new connections (and look its name up) now and then. With UPSTREAM_CANARIES, one
+//   request in `every` at its path gets a document of its own instead (a canary: "{canary}" in it becomes
+//   canary-1, canary-2, ...), at most `most` of them, so what a client does with the answer to its own
+//   request can be traced; the names served are in the state.
 // The control API listens last, on PORT: its listening means everything is ready.
 import dgram from 'node:dgram';
 import http from 'node:http';
@@ -29,6 +32,7 @@ const upstreamRequestsPerConnection = Number(process.env.UPSTREAM_REQUESTS_PER_C
 const statsdName = process.env.STATSD_NAME ?? 'statsd.hotpath.test';
 const upstreamName = process.env.UPSTREAM_NAME ?? 'upstream.hotpath.test';
 const defaultRoutes = JSON.parse(process.env.UPSTREAM_ROUTES ?? '{}') as Record<string, unknown>;
+const canaries = JSON.parse(process.env.UPSTREAM_CANARIES ?? 'null') as { path: string; every: number; most: number; document: unknown } | null;
 
 const SINK_ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
 
@@ -38,15 +42,17 @@ let routes: Record<string, unknown> = {};
 const counts = { byAddress: {} as Record<string, number>, byName: {} as Record<string, number>, lines: 0 };
 const dnsStats = { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 };
 const upstreamStats = { requests: 0, connections: 0 };
+/** Canaries: off while a probe holds the routes still; `asked` counts requests at their path, `served` names those answered. */
+const canaryStats = { on: true, asked: 0, served: [] as string[] };
 const MAX_NAMES = 1000;
 /**
  * What the lines of each name carried, by their type and tags (`ms|experiment:a,variant:b`, tags sorted):
  * how many, the sum of their values (NaN once one is not a number), and how many carried a sample rate
- * under 1. Kept for the first MAX_SHAPES of
- * each name; a line past them counts under `other`.
+ * under 1. Kept for the first MAX_SHAPES of each name (room for a tag per canary); a line past them counts
+ * under `other`.
  */
 const shapes = new Map<string, Map<string, { lines: number; sum: number; sampled: number }>>();
-const MAX_SHAPES = 100;
+const MAX_SHAPES = 1000;
 /** When each counted line arrived (Date.now()), by name, in arrival order: to count them by a time. */
 const arrivals = new Map<string, number[]>();
 /** DNS queries waiting for their answer, oldest first from `head`; `held` finds one by client, id and question. */
@@ -65,6 +71,7 @@ function reset(): void {
   shapes.clear();
   Object.assign(dnsStats, { queries: 0, duplicates: 0, answered: 0, waitingPeak: 0 });
   Object.assign(upstreamStats, { requests: 0, connections: 0 });
+  Object.assign(canaryStats, { on: true, asked: 0, served: [] });
   // The last server's unanswered queries go: the next one must not wait behind them.
   waiting = [];
   head = 0;
@@ -228,8 +235,17 @@ const sink = await bindSinks();
 // ---- upstream API ------------------------------------------------------------------------------------
 const upstream = http.createServer((req, res) => {
   upstreamStats.requests += 1;
-  const body = routes[(req.url ?? '/').split('?')[0]!];
+  const path = (req.url ?? '/').split('?')[0]!;
+  const canary = canaries && path === canaries.path && canaryStats.on && canaryStats.served.length < canaries.most && ++canaryStats.asked % canaries.every === 0;
+  const body = canary ? undefined : routes[path];
   setTimeout(() => {
+    if (canary) {
+      // Named as it leaves, so every name served went out in an answer.
+      const name = `canary-${canaryStats.served.length + 1}`;
+      canaryStats.served.push(name);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(canaries.document).replaceAll('{canary}', name));
+      return;
+    }
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'no such path' }));
       return;
@@ -256,7 +272,14 @@ function state() {
   return {
     dns: { server: `127.0.0.1:${dnsPort}`, latencyMs, answersPerSecond, ttlSeconds, ...dnsStats, waiting: waiting.length - head },
     statsd: { name: statsdName, port: sink.port, addresses: [...SINK_ADDRESSES], record: records.get(statsdName) },
-    upstream: { name: upstreamName, port: upstreamPort, latencyMs: upstreamLatencyMs, requestsPerConnection: upstreamRequestsPerConnection, ...upstreamStats },
+    upstream: {
+      name: upstreamName,
+      port: upstreamPort,
+      latencyMs: upstreamLatencyMs,
+      requestsPerConnection: upstreamRequestsPerConnection,
+      ...upstreamStats,
+      canaries: canaryStats.served,
+    },
   };
 }
 
@@ -284,6 +307,12 @@ const control = http.createServer(async (req, res) => {
       const { address } = (await readJson(req)) as { address?: string };
       if (!address || !(SINK_ADDRESSES as readonly string[]).includes(address)) return reply(400, { error: `address must be one of ${SINK_ADDRESSES.join(', ')}` });
       records.set(statsdName, address);
+      return reply(200, state());
+    }
+    if (route === 'PUT /_hotpath/canaries') {
+      const { on } = (await readJson(req)) as { on?: unknown };
+      if (typeof on !== 'boolean') return reply(400, { error: 'PUT /_hotpath/canaries takes { on: true | false }' });
+      canaryStats.on = on;
       return reply(200, state());
     }
     if (route === 'PUT /_hotpath/routes') {

@@ -24,6 +24,12 @@ export interface StatsdOptions {
    * routes (`holdRoutes`). `answeredBetween` says which were current when.
    */
   upstreamChanges?: { path: string; everyMs: number; documents: unknown[] };
+  /**
+   * One upstream request in `every` at `path` answered with a document of its own, `document` with each
+   * "{canary}" in it replaced by the canary's name (canary-1, canary-2, ...), at most `most` of them; none
+   * while a probe holds the routes still. The names served are in `state().upstream.canaries`.
+   */
+  upstreamCanaries?: { path: string; every: number; most: number; document: unknown };
   port?: number;
 }
 
@@ -53,7 +59,7 @@ export type StatsdShapes = Record<string, Record<string, { lines: number; sum: n
 export interface StatsdState {
   dns: { server: string; latencyMs: number; answersPerSecond: number; ttlSeconds: number; queries: number; duplicates: number; answered: number; waiting: number; waitingPeak: number };
   statsd: { name: string; port: number; addresses: string[]; record: string };
-  upstream: { name: string; port: number; latencyMs: number; requestsPerConnection: number; requests: number; connections: number };
+  upstream: { name: string; port: number; latencyMs: number; requestsPerConnection: number; requests: number; connections: number; canaries: string[] };
 }
 
 /** What a probe gets: where things are, and helpers on the running service. */
@@ -77,8 +83,8 @@ export interface StatsdContext {
   /** Replaces what the upstream answers, by path. */
   setUpstreamRoutes(routes: Record<string, unknown>): Promise<void>;
   /**
-   * Runs `probe` with the upstream's routes as the server run began and no `upstreamChanges` meanwhile
-   * (a probe that changes them itself); the changes go on after it.
+   * Runs `probe` with the upstream's routes as the server run began and no `upstreamChanges` or canaries
+   * meanwhile (a probe that changes them itself); they go on after it.
    */
   holdRoutes<T>(probe: () => Promise<T>): Promise<T>;
   /**
@@ -108,6 +114,7 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
       UPSTREAM_REQUESTS_PER_CONNECTION: String(options.upstreamRequestsPerConnection ?? 0),
       UPSTREAM_ROUTES: JSON.stringify(options.upstreamRoutes ?? {}),
       ...(options.upstreamName ? { UPSTREAM_NAME: options.upstreamName } : {}),
+      ...(options.upstreamCanaries ? { UPSTREAM_CANARIES: JSON.stringify(options.upstreamCanaries) } : {}),
     },
   });
   const control = server.url;
@@ -176,10 +183,12 @@ async function startStatsd(options: StatsdOptions): Promise<StartedService<Stats
     holdRoutes: async (probe) => {
       holds += 1;
       try {
+        if (options.upstreamCanaries) await call('PUT', 'canaries', { on: false });
         await setRoutes(started);
         return await probe();
       } finally {
         holds -= 1;
+        if (options.upstreamCanaries && holds === 0) await call('PUT', 'canaries', { on: true });
       }
     },
     answeredBetween: (path, from, to) => {
