@@ -62,7 +62,6 @@ export function wrongFixTag(file: string): [tag: WrongFixTag, reason: string] | 
   return undefined;
 }
 
-/** A known-wrong fix judged as the trainee's file, labelled by its file name. */
 /** The measured phase a known-wrong fix asks for (`// measured-seconds: <n>`), when it needs its server older than the usual. */
 export function wrongFixSeconds(file: string): number | undefined {
   const seconds = /^\/\/ measured-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1];
@@ -75,6 +74,7 @@ export function wrongFixRate(file: string): number | undefined {
   return rate === undefined ? undefined : Number(rate);
 }
 
+/** A known-wrong fix judged as the trainee's file, labelled by its file name. */
 export function wrongFixSpec(exercise: Exercise, file: string): ServerSpec {
   const spec = shippedAsMine(exercise);
   const run = { ...spec.run, label: path.basename(file, '.ts'), title: 'a known-wrong fix, judged as yours', file: relativeToRoot(file), nodeFlags: nodeFlagsComment(file) };
