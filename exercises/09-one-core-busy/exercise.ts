@@ -110,17 +110,17 @@ async function check(baseUrl: string): Promise<CheckResult> {
   // differs by the recursion's milliseconds; cached, by the machine's noise, as often one way as the other.
   // The median pair is judged (the difference of the fastest of each let a cache through on a busy
   // machine: its fastest 1 and its fastest WORK_N need not come from the same moment).
-  // Then the load's n likewise, 1 first, so that an answer kept for that n alone shows. Not right after
-  // WORK_N: on a busy machine the scheduler makes a process that has just run WORK_N's recursion wait its
-  // turn, so a kept answer asked next can read slower than the 1 after it (the solution's README).
+  // Then, in the same try, the load's n likewise, 1 first, so that an answer kept for that n alone shows.
+  // Not right after WORK_N: on a busy machine the scheduler makes a process that has just run WORK_N's
+  // recursion wait its turn, so a kept answer asked next can read slower than the 1 after it (the
+  // solution's README). In the same try, so both medians see the same moments of a busy machine: asked
+  // one loop after the other, WORK_N's pairs once met a machine five times busier than LOAD_N's did.
   const tries = 4 * os.availableParallelism() + 1;
   const pairs: number[] = [];
   const loadPairs: number[] = [];
   for (let i = 0; i < tries; i++) {
     const work = (await timedGet(`${baseUrl}/fibonacci/${WORK_N}`)).ms;
     pairs.push(work - (await timedGet(`${baseUrl}/fibonacci/1`)).ms);
-  }
-  for (let i = 0; i < tries; i++) {
     const one = (await timedGet(`${baseUrl}/fibonacci/1`)).ms;
     loadPairs.push((await timedGet(`${baseUrl}/fibonacci/${LOAD_N}`)).ms - one);
   }
